@@ -1,0 +1,75 @@
+/**
+ * The error catalogue: every error the API can answer with, by stable snake_case code.
+ * Services throw AppError with one of these codes; one error handler renders problem+json.
+ */
+export const errorCatalogue = {
+  // 400
+  validation_failed: { status: 400, title: 'Request validation failed' },
+  malformed_json: { status: 400, title: 'Malformed JSON body' },
+  bad_request: { status: 400, title: 'Bad request' },
+  // 401
+  missing_signature: { status: 401, title: 'Missing msg or sig' },
+  malformed_msg: { status: 401, title: 'msg is not base64 zlib data' },
+  msg_too_large: { status: 401, title: 'Inflated msg exceeds the size limit' },
+  malformed_msg_json: { status: 401, title: 'msg does not hold a valid JSON credential' },
+  unknown_owner: { status: 401, title: 'Unknown owner' },
+  invalid_signature: { status: 401, title: 'Signature does not match' },
+  key_revoked: { status: 401, title: 'The signing key has been revoked' },
+  timestamp_out_of_range: { status: 401, title: 'Timestamp outside the accepted window' },
+  invalid_admin_token: { status: 401, title: 'Missing or invalid admin token' },
+  admin_api_disabled: { status: 401, title: 'The admin API is disabled' },
+  // 403
+  forbidden_workspace: { status: 403, title: 'Access to another workspace is forbidden' },
+  key_kind_not_allowed: { status: 403, title: 'This key kind may not call this endpoint' },
+  // 404
+  route_not_found: { status: 404, title: 'No such route' },
+  not_found: { status: 404, title: 'Resource not found' },
+  // 409
+  conflict: { status: 409, title: 'Conflict with the current state' },
+  // 413, 415, 422, 429
+  payload_too_large: { status: 413, title: 'Request body too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported content type' },
+  unprocessable: { status: 422, title: 'The request breaks a semantic rule' },
+  throttled: { status: 429, title: 'Too many requests' },
+  // 5xx
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** One violation of a request rule, located by its JSON path (e.g. `/platform_config/port`). */
+export interface FieldViolation {
+  path: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  errors?: FieldViolation[];
+  cause?: unknown;
+  /** Extra members merged into the problem body (e.g. what a callback test observed). */
+  extra?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+  readonly errors: FieldViolation[] | undefined;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, detail?: string, options: AppErrorOptions = {}) {
+    const entry = errorCatalogue[code];
+    super(detail ?? entry.title, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = entry.status;
+    this.title = entry.title;
+    this.detail = detail ?? entry.title;
+    this.errors = options.errors;
+    this.extra = options.extra;
+  }
+}
+
+export const isAppError = (value: unknown): value is AppError => value instanceof AppError;
