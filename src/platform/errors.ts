@@ -34,6 +34,13 @@ export const errorCatalogue = {
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  // managed-slicers
+  task_transition_not_allowed: { status: 409, title: 'The slicer task cannot move to that state' },
+  slicer_deletion_pending: { status: 409, title: 'The slicer is being deleted' },
+  // error-reporting
+  callback_test_failed: { status: 422, title: 'The callback URL did not answer the test POST with 200 within the timeout' },
+  callback_url_refused: { status: 422, title: 'The callback URL resolves to an address callbacks may not reach' },
+  callback_not_configured: { status: 422, title: 'No callback URL is configured for this workspace' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -1,0 +1,35 @@
+/**
+ * A bench server in its own process. BENCH_SERVER=app: the real Playline app on a temp SQLite
+ * data dir with one workspace and key; BENCH_SERVER=bare: a bare Fastify JSON route, the
+ * baseline. Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { createRuntime } from '../../src/runtime.js';
+
+const kind = process.env.BENCH_SERVER ?? 'app';
+
+if (kind === 'bare') {
+  const app = Fastify({ logger: false });
+  app.get('/bare', async () => ({ '@id': '/api/v4/workspace', '@type': 'Workspace', id: 'a'.repeat(32), name: 'bench', created_at: 1 }));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(`READY ${url}\n`);
+} else {
+  const dataDir = mkdtempSync(join(tmpdir(), 'playline-bench-'));
+  const config = loadConfig({ ...process.env, PLAYLINE_DATA_DIR: dataDir, PLAYLINE_LOG_LEVEL: 'silent' });
+  const runtime = await createRuntime(config);
+  if (process.env.BENCH_NO_AUTH_CACHE === '1') runtime.authenticator.disableCache();
+  await runtime.start();
+  const workspace = await runtime.workspaces.createWorkspace('bench');
+  const key = await runtime.workspaces.createKey(workspace.id);
+  const app = await buildApp(runtime, { logger: false });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(`CREDENTIALS ${workspace.id} ${key.secret}\nREADY ${url}\n`);
+  process.on('SIGTERM', () => {
+    void app.close().then(() => runtime.close()).then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Runtime } from './runtime.js';
+import { registerAuth } from './platform/http/auth-hook.js';
+import { registerHealth } from './platform/http/health.js';
+import { registerMetrics } from './platform/http/metrics.js';
+import { registerOpenApi } from './platform/http/openapi.js';
+import { toProblem } from './platform/http/problem.js';
+import { recordRoutes } from './platform/http/route-table.js';
+import type { App } from './platform/http/types.js';
+import { AppError } from './platform/errors.js';
+import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
+import { loggerOptions } from './platform/logger.js';
+
+export const API_PREFIX = '/api/v4';
+export const VERSION = '0.1.0';
+
+export interface BuildAppOptions {
+  /** Pino logger options or false for none (tests); default: from the runtime's log level. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole HTTP API over a runtime. Never listens: the server entry or a test does. */
+export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(runtime.config.logLevel),
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true },
+    genReqId: (req: IncomingMessage) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // The API speaks JSON (and NDJSON where a module adds it); anything else is a 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((err, request, reply) => {
+    const problem = toProblem(err, request.id);
+    if (problem.status >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: problem.code, status: problem.status }, 'request refused');
+    void reply.code(problem.status).type('application/problem+json').send(problem);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const problem = toProblem(new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request.id);
+    void reply.code(404).type('application/problem+json').send(problem);
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  recordRoutes(app);
+  await registerOpenApi(app, VERSION);
+  registerAuth(app, runtime.authenticator, runtime.config.adminToken);
+  registerMetrics(app, runtime.metrics);
+  registerHealth(app, runtime.storage);
+
+  // The whole API, one module at a time.
+  await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });
+
+  await app.ready();
+  return app;
+}

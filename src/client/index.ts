@@ -1,0 +1,17 @@
+import { ClientCore, type ClientOptions } from './client.js';
+import { WorkspaceApi } from './workspaces.js';
+
+export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
+export { fetchTransport, injectTransport, type Transport } from './transport.js';
+export { signV4, encodeMsg, signatureOf } from '../platform/auth/v4-signature.js';
+
+/** The typed Playline SDK: one property per API area. */
+export class PlaylineClient {
+  readonly core: ClientCore;
+  readonly workspace: WorkspaceApi;
+
+  constructor(options: ClientOptions) {
+    this.core = new ClientCore(options);
+    this.workspace = new WorkspaceApi(this.core);
+  }
+}

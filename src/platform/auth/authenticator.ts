@@ -1,0 +1,100 @@
+import type { Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import type { KeyKind } from '../../modules/workspaces/workspaces.service.js';
+import type { KeyRing } from './key-ring.js';
+import { decodeMsg, signatureOf, signaturesEqual } from './v4-signature.js';
+
+/** Who a request was signed by. */
+export interface AuthContext {
+  owner: string;
+  keyId: string;
+  keyKind: KeyKind;
+}
+
+interface Verified extends AuthContext {
+  timestamp: number;
+  expiresAt: number;
+}
+
+export interface AuthenticatorOptions {
+  keys: KeyRing;
+  clock: Clock;
+  toleranceS: number;
+  /** How long a verified (msg, sig) pair is remembered; bounded by the key ring's freshness. */
+  cacheMs?: number;
+  cacheSize?: number;
+}
+
+/**
+ * Verifies the platform's v4 signature: msg/sig decoded, owner known, sig equal (constant time)
+ * to the HMAC under one of the owner's active keys, timestamp within the tolerance.
+ * A verified pair is remembered briefly so that a client repeating a signed URL costs a lookup.
+ */
+export class Authenticator {
+  private readonly verified = new Map<string, Verified>();
+  private cacheMs: number;
+  private readonly cacheSize: number;
+
+  constructor(private readonly options: AuthenticatorOptions) {
+    this.cacheMs = options.cacheMs ?? 1000;
+    this.cacheSize = options.cacheSize ?? 10_000;
+  }
+
+  async authenticate(received: string | undefined, sig: string | undefined): Promise<AuthContext> {
+    if (!received || !sig) throw new AppError('missing_signature', `Missing ${!received ? 'msg' : 'sig'}: sign the request with msg and sig in the query string`);
+    // A `+` that a client left unencoded arrives as a space; base64 never holds spaces.
+    const msg = received.includes(' ') ? received.replaceAll(' ', '+') : received;
+    const now = this.options.clock.now();
+    const cacheKey = `${sig}:${msg}`;
+    const hit = this.verified.get(cacheKey);
+    if (hit && hit.expiresAt > now && this.cacheMs > 0) {
+      this.checkTimestamp(hit.timestamp, now);
+      return { owner: hit.owner, keyId: hit.keyId, keyKind: hit.keyKind };
+    }
+    const credential = decodeMsg(msg);
+    const keys = await this.options.keys.get(credential.owner);
+    if (!keys) throw new AppError('unknown_owner', 'The owner in msg is not a known workspace');
+    let match: AuthContext | undefined;
+    let revokedMatch = false;
+    // Every key is compared, so the time taken does not tell which one matched.
+    for (const key of keys) {
+      if (signaturesEqual(signatureOf(key.secret, msg), sig)) {
+        if (key.revoked) revokedMatch = true;
+        else match ??= { owner: credential.owner, keyId: key.id, keyKind: key.kind };
+      }
+    }
+    if (!match) {
+      if (revokedMatch) throw new AppError('key_revoked', 'The key that signed this request has been revoked');
+      throw new AppError('invalid_signature', 'sig does not match msg under any active key of the owner');
+    }
+    this.checkTimestamp(credential.timestamp, now);
+    if (this.cacheMs > 0) this.remember(cacheKey, { ...match, timestamp: credential.timestamp, expiresAt: now + this.cacheMs });
+    return match;
+  }
+
+  private checkTimestamp(timestamp: number, now: number): void {
+    const skew = Math.abs(now / 1000 - timestamp);
+    if (skew > this.options.toleranceS) {
+      throw new AppError('timestamp_out_of_range', `_timestamp is ${Math.round(skew)} s away from server time (tolerance ${this.options.toleranceS} s)`);
+    }
+  }
+
+  private remember(key: string, value: Verified): void {
+    if (this.verified.size >= this.cacheSize) {
+      const oldest = this.verified.keys().next();
+      if (!oldest.done) this.verified.delete(oldest.value);
+    }
+    this.verified.set(key, value);
+  }
+
+  /** Verify every request in full (benchmarks price the whole path with it). */
+  disableCache(): void {
+    this.verified.clear();
+    this.cacheMs = 0;
+  }
+
+  /** Forget remembered pairs (after a key is revoked locally). */
+  forget(): void {
+    this.verified.clear();
+  }
+}

@@ -1,0 +1,83 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Every setting of Playline, described once. Each property carries the environment variable
+ * and the CLI flag that set it; `playline serve --help` and the README table come from here.
+ */
+const setting = <T extends TSchema>(schema: T, env: string, flag: string, description: string) =>
+  Type.Unsafe<Static<T>>({ ...schema, env, flag, description });
+
+export const ConfigSchema = Type.Object({
+  port: setting(Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }), 'PLAYLINE_PORT', '--port', 'TCP port the API listens on'),
+  host: setting(Type.String({ minLength: 1, default: '127.0.0.1' }), 'PLAYLINE_HOST', '--host', 'Interface to bind (0.0.0.0 for all)'),
+  dataDir: setting(Type.String({ minLength: 1, default: './data' }), 'PLAYLINE_DATA_DIR', '--data-dir', 'Directory for the embedded SQLite database, the secret key file and the ingest journal'),
+  databaseUrl: setting(Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })), 'PLAYLINE_DATABASE_URL', '--database-url', 'PostgreSQL URL; when set, resources and keys live there instead of SQLite'),
+  redisUrl: setting(Type.Optional(Type.String({ pattern: '^rediss?://' })), 'PLAYLINE_REDIS_URL', '--redis-url', 'Redis URL for cluster mode (statistics, dedupe, pause state, change feed)'),
+  secretKey: setting(Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })), 'PLAYLINE_SECRET_KEY', '--secret-key', 'Base64 32-byte key that encrypts secrets at rest (default: <data dir>/secret.key, created on first start; cluster instances must share one)'),
+  timestampToleranceS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 300 }), 'PLAYLINE_TIMESTAMP_TOLERANCE_S', '--timestamp-tolerance', 'Accepted clock skew of a signed request, in seconds'),
+  adminToken: setting(Type.Optional(Type.String({ minLength: 16 })), 'PLAYLINE_ADMIN_TOKEN', '--admin-token', 'Bearer token for the admin API (disabled when unset); at least 16 characters'),
+  logLevel: setting(
+    Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
+    'PLAYLINE_LOG_LEVEL', '--log-level', 'Log level: fatal, error, warn, info, debug, trace or silent',
+  ),
+  callbackAllowlist: setting(Type.String({ default: '' }), 'PLAYLINE_CALLBACK_ALLOWLIST', '--callback-allowlist', 'Comma-separated CIDRs or host names that callback URLs may reach despite the SSRF guard'),
+  statsDelayMs: setting(Type.Integer({ minimum: 0, maximum: 600000, default: 0 }), 'PLAYLINE_STATS_DELAY_MS', '--stats-delay-ms', 'Delay before an accepted event is visible to statistics queries (the original platform: 180000)'),
+  slicerProvisionMs: setting(Type.Integer({ minimum: 0, maximum: 3600000, default: 2000 }), 'PLAYLINE_SLICER_PROVISION_MS', '--slicer-provision-ms', 'How long the simulated slicer provisioner takes per task'),
+  slicerFailureRate: setting(Type.Number({ minimum: 0, maximum: 1, default: 0 }), 'PLAYLINE_SLICER_FAILURE_RATE', '--slicer-failure-rate', 'Share of simulated slicer tasks that fail (0 to 1)'),
+  regions: setting(Type.String({ minLength: 1, default: 'us-west-2,us-east-1,eu-central-1,ap-southeast-2' }), 'PLAYLINE_REGIONS', '--regions', 'Comma-separated region names offered to publishing schedules and slicers'),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+export type ConfigKey = keyof Config;
+
+interface SettingMeta {
+  key: ConfigKey;
+  env: string;
+  flag: string;
+  description: string;
+  default: unknown;
+  type: string;
+}
+
+/** The settings table: one row per setting, in declaration order. */
+export const settings: SettingMeta[] = Object.entries(ConfigSchema.properties).map(([key, schema]) => {
+  const s = schema as TSchema & { env: string; flag: string; description: string; default?: unknown; type?: string; anyOf?: unknown };
+  return { key: key as ConfigKey, env: s.env, flag: s.flag, description: s.description, default: s.default, type: s.type ?? 'string' };
+});
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Builds the configuration from environment variables, overridden by CLI flag values
+ * (already keyed by setting name), and checks it against the schema. A bad value throws a
+ * ConfigError naming the setting, its variable and its flag.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<Record<ConfigKey, unknown>> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const s of settings) {
+    const fromFlag = flags[s.key];
+    const fromEnv = env[s.env];
+    const value = fromFlag !== undefined ? fromFlag : fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
+    if (value !== undefined) raw[s.key] = value;
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
+  const converted = Value.Convert(ConfigSchema, withDefaults) as Record<string, unknown>;
+  const first = Value.Errors(ConfigSchema, converted).First();
+  if (first) {
+    const key = first.path.split('/')[1] as ConfigKey | undefined;
+    const meta = settings.find((s) => s.key === key);
+    const shown = key === 'secretKey' || key === 'adminToken' ? '(hidden)' : JSON.stringify(raw[key ?? '']);
+    const name = meta ? `${meta.env} (${meta.flag})` : first.path;
+    throw new ConfigError(`Invalid setting ${name}: ${first.message}; got ${shown}. ${meta?.description ?? ''}`.trim());
+  }
+  return converted as Config;
+}
+
+export const listSetting = (value: string): string[] =>
+  value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);

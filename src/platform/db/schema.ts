@@ -1,0 +1,32 @@
+import type { ErrorReportingTables } from '../../modules/error-reporting/error-reporting.tables.js';
+
+/**
+ * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
+ * them to `Database` with `extends`. Times are Unix milliseconds in bigint columns; booleans
+ * are 0/1 integers; JSON is text (portable to SQLite and PostgreSQL alike).
+ */
+export interface WorkspaceTable {
+  id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface ApiKeyTable {
+  id: string;
+  workspace_id: string;
+  /** 'api' (calls the owner's API) or 'ingest' (submits events for any workspace, nothing else). */
+  kind: string;
+  label: string;
+  /** First characters of the secret, to recognise a key in listings. */
+  prefix: string;
+  secret_sealed: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface FoundationTables {
+  workspaces: WorkspaceTable;
+  api_keys: ApiKeyTable;
+}
+
+export interface Database extends FoundationTables, ErrorReportingTables {}

@@ -1,0 +1,73 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import type { AuthContext, Authenticator } from '../auth/authenticator.js';
+import { AppError } from '../errors.js';
+import type { App } from './types.js';
+
+/**
+ * Who may call a route: `api` (an owner's API key), `ingest` (an API key or an ingest key),
+ * `admin` (the admin token), `none` (public: health, metrics, the OpenAPI document).
+ */
+export type AuthPolicy = 'api' | 'ingest' | 'admin' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthPolicy;
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+const credentialsOf = (request: FastifyRequest): { msg?: string; sig?: string } => {
+  const query = request.query as Record<string, unknown> | undefined;
+  const msg = typeof query?.msg === 'string' ? query.msg : undefined;
+  const sig = typeof query?.sig === 'string' ? query.sig : undefined;
+  if (msg !== undefined || sig !== undefined) return { msg, sig };
+  const header = request.headers.authorization;
+  if (typeof header === 'string' && !header.startsWith('Bearer ')) {
+    const [hMsg, hSig] = header.trim().split(/\s+/);
+    return { msg: hMsg, sig: hSig };
+  }
+  return {};
+};
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+export function registerAuth(app: App, authenticator: Authenticator, adminToken: string | undefined): void {
+  app.decorateRequest('auth', null);
+  const adminDigest = adminToken ? digest(adminToken) : null;
+
+  app.addHook('onRequest', async (request) => {
+    // Unknown routes fall through to the 404 handler without asking for credentials.
+    if (request.is404) return;
+    const policy = request.routeOptions.config.auth ?? 'api';
+    if (policy === 'none') return;
+    if (policy === 'admin') {
+      if (!adminDigest) throw new AppError('admin_api_disabled', 'Set PLAYLINE_ADMIN_TOKEN to enable the admin API');
+      const header = request.headers.authorization ?? '';
+      const given = header.startsWith('Bearer ') ? header.slice(7) : '';
+      if (!timingSafeEqual(digest(given), adminDigest)) throw new AppError('invalid_admin_token', 'Send Authorization: Bearer <admin token>');
+      return;
+    }
+    const { msg, sig } = credentialsOf(request);
+    const auth = await authenticator.authenticate(msg, sig);
+    if (auth.keyKind === 'ingest' && policy !== 'ingest') {
+      throw new AppError('key_kind_not_allowed', 'An ingest key may only submit events');
+    }
+    request.auth = auth;
+  });
+}
+
+/** The authenticated context of a signed route (present whenever the route's policy is api or ingest). */
+export function authOf(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new AppError('internal_error', 'Route reached without authentication');
+  return request.auth;
+}
+
+/** An owner named by a query parameter or path must be the signer's own workspace. */
+export function assertOwnWorkspace(request: FastifyRequest, owner: string): AuthContext {
+  const auth = authOf(request);
+  if (auth.owner !== owner) throw new AppError('forbidden_workspace', `This key belongs to workspace ${auth.owner}, not ${owner}`);
+  return auth;
+}

@@ -1,0 +1,34 @@
+import swagger from '@fastify/swagger';
+import type { App } from './types.js';
+import { ProblemSchema } from './problem.js';
+
+/**
+ * The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests and
+ * serialize responses. Register before any route.
+ */
+export async function registerOpenApi(app: App, version: string): Promise<void> {
+  app.addSchema(ProblemSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Playline v4 API',
+        version,
+        description:
+          'VOD playback statistics, publishing targets and schedules, managed slicer tasks and Error Reporting. ' +
+          'Every /api/v4 route except this document is signed: msg = base64(zlib(JSON {"_owner","_timestamp"})), ' +
+          'sig = hex HMAC-SHA256(API key, msg), both in the query string (or `Authorization: <msg> <sig>`).',
+      },
+      components: {
+        securitySchemes: {
+          v4Msg: { type: 'apiKey', in: 'query', name: 'msg', description: 'base64(zlib(JSON {"_owner","_timestamp"}))' },
+          v4Sig: { type: 'apiKey', in: 'query', name: 'sig', description: 'hex HMAC-SHA256 of msg keyed by the API key' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'PLAYLINE_ADMIN_TOKEN' },
+        },
+      },
+      security: [{ v4Msg: [], v4Sig: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  app.get('/api/v4/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+}

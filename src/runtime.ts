@@ -1,0 +1,94 @@
+import type { Clock } from './platform/clock.js';
+import { systemClock } from './platform/clock.js';
+import type { Config } from './platform/config.js';
+import { openStorage, type Storage } from './platform/db/database.js';
+import { randomIds, type IdGenerator } from './platform/ids.js';
+import { SecretBox, loadSecretKey } from './platform/secret-box.js';
+import { Authenticator } from './platform/auth/authenticator.js';
+import { KeyRing } from './platform/auth/key-ring.js';
+import { Metrics } from './platform/http/metrics.js';
+import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
+import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
+
+/** Background work a module runs while the server is up (journals, dispatchers, task runners). */
+export interface BackgroundWork {
+  name: string;
+  start(): Promise<void>;
+  /** Finish or abandon cleanly; called in reverse start order on shutdown. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything the app needs, built from configuration: storage, the secret box, services.
+ * Modules add their services here. `close()` stops background work and closes storage.
+ */
+export interface Runtime {
+  config: Config;
+  clock: Clock;
+  ids: IdGenerator;
+  storage: Storage;
+  box: SecretBox;
+  metrics: Metrics;
+  keyRing: KeyRing;
+  authenticator: Authenticator;
+  workspaces: WorkspaceService;
+  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
+  errorReports: ErrorReportSink;
+  /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOverrides {
+  clock?: Clock;
+  ids?: IdGenerator;
+  storage?: Storage;
+  /** PostgreSQL schema for storage (tests isolate themselves in one). */
+  pgSchema?: string;
+  processMetrics?: boolean;
+}
+
+export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const clock = overrides.clock ?? systemClock;
+  const ids = overrides.ids ?? randomIds;
+  const box = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
+  const storage =
+    overrides.storage ??
+    (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
+  const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
+  const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
+  const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
+  const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
+
+  const ownsStorage = overrides.storage === undefined;
+  const background: BackgroundWork[] = [];
+  const started: BackgroundWork[] = [];
+
+  const runtime: Runtime = {
+    config,
+    clock,
+    ids,
+    storage,
+    box,
+    metrics,
+    keyRing,
+    authenticator,
+    workspaces,
+    errorReports: discardErrorReports,
+    async start() {
+      for (const work of background) {
+        await work.start();
+        started.push(work);
+      }
+    },
+    async close() {
+      for (const work of started.reverse()) await work.stop();
+      started.length = 0;
+      if (ownsStorage) await storage.close();
+    },
+  };
+
+  // Modules, one block each: create services, add them to the runtime, queue background work.
+
+  return runtime;
+}

@@ -1,0 +1,101 @@
+import type { Config } from './platform/config.js';
+import { buildApp } from './app.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import type { App } from './platform/http/types.js';
+import { signV4 } from './platform/auth/v4-signature.js';
+
+export interface RunningServer {
+  app: App;
+  runtime: Runtime;
+  url: string;
+  /** Finishes in-flight requests, stops background work, closes storage. */
+  close(): Promise<void>;
+}
+
+export interface ServerOptions {
+  /** Where the human-facing banner goes (bootstrap key, address). */
+  print?: (line: string) => void;
+}
+
+/**
+ * On the very first start of an empty embedded database: one workspace and API key, printed
+ * with a command that calls the API, so a new user is signed in within a minute.
+ */
+async function bootstrap(runtime: Runtime): Promise<{ owner: string; key: string } | null> {
+  if (runtime.config.databaseUrl) return null;
+  if ((await runtime.workspaces.countWorkspaces()) > 0) return null;
+  const workspace = await runtime.workspaces.createWorkspace('Default workspace');
+  const key = await runtime.workspaces.createKey(workspace.id, { label: 'bootstrap' });
+  return { owner: workspace.id, key: key.secret };
+}
+
+const bootstrapBanner = (url: string, owner: string, key: string, nowMs: number): string[] => {
+  const { msg, sig } = signV4(owner, key, Math.floor(nowMs / 1000));
+  const signed = `${url}/api/v4/workspace?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+  return [
+    '',
+    'Playline created a workspace for you (first start of an empty database).',
+    `  Workspace ID: ${owner}`,
+    `  API key:      ${key}`,
+    '  The key is shown only this once: keep it somewhere safe.',
+    '',
+    'Call the API now (the signature is valid for 5 minutes):',
+    `  curl -s '${signed}'`,
+    '',
+    'Sign any request later with:',
+    `  PLAYLINE_API_KEY='${key}' npx playline sign --owner ${owner} --base-url ${url} /api/v4/workspace`,
+    '',
+  ];
+};
+
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const runtime = await createRuntime(config, { processMetrics: true });
+  let app: App | undefined;
+  try {
+    const created = await bootstrap(runtime);
+    await runtime.start();
+    app = await buildApp(runtime);
+    const address = await app.listen({ port: config.port, host: config.host });
+    const port = new URL(address).port;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+    const url = `http://${host}:${port}`;
+    const lines = created ? bootstrapBanner(url, created.owner, created.key, runtime.clock.now()) : [];
+    // The listening line comes last: scripts may wait for it and then read the banner.
+    lines.push(`Playline listening on ${url} (storage: ${runtime.storage.engine}${runtime.storage.engine === 'sqlite' ? `, data dir ${config.dataDir}` : ''})`);
+    print(lines.join('\n'));
+    const running = app;
+    return {
+      app: running,
+      runtime,
+      url,
+      async close() {
+        await running.close();
+        await runtime.close();
+      },
+    };
+  } catch (err) {
+    await app?.close().catch(() => undefined);
+    await runtime.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Stops gracefully on SIGTERM/SIGINT; a second signal exits at once. */
+export function closeOnSignals(server: RunningServer): void {
+  let closing = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (closing) process.exit(1);
+    closing = true;
+    server.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        server.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openStorage, type Engine, type Storage } from '../../src/platform/db/database.js';
+
+export const requireServices = process.env.PLAYLINE_REQUIRE_SERVICES === '1';
+export const testDatabaseUrl = process.env.PLAYLINE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+let postgresReachable: Promise<string | null> | undefined;
+
+/** Null when PostgreSQL answers; otherwise why not. */
+export function postgresProblem(): Promise<string | null> {
+  postgresReachable ??= (async () => {
+    const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 2000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return null;
+    } catch (err) {
+      return `PostgreSQL not reachable at ${testDatabaseUrl}: ${(err as Error).message}`;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  })();
+  return postgresReachable;
+}
+
+export interface TestStorage {
+  storage: Storage;
+  /** For PostgreSQL: the schema the test owns; for SQLite: the data directory. */
+  databaseUrl?: string;
+  pgSchema?: string;
+  dataDir: string;
+  cleanup(): Promise<void>;
+}
+
+export interface EngineCase {
+  engine: Engine;
+  /** A reason to skip (service missing and not required), or false. */
+  skip: string | false;
+  open(): Promise<TestStorage>;
+}
+
+/**
+ * The engines every storage test runs on: SQLite always, PostgreSQL when reachable.
+ * With PLAYLINE_REQUIRE_SERVICES=1 a missing PostgreSQL fails the run instead of skipping.
+ */
+export async function testEngines(): Promise<EngineCase[]> {
+  const problem = await postgresProblem();
+  if (problem && requireServices) throw new Error(`${problem} (PLAYLINE_REQUIRE_SERVICES=1)`);
+  if (problem) console.log(`# SKIP PostgreSQL tests: ${problem}`);
+  return [
+    { engine: 'sqlite', skip: false, open: () => openSqliteForTest() },
+    { engine: 'postgres', skip: problem ?? false, open: () => openPostgresForTest() },
+  ];
+}
+
+export async function openSqliteForTest(): Promise<TestStorage> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'playline-test-'));
+  const storage = await openStorage({ dataDir });
+  return {
+    storage,
+    dataDir,
+    async cleanup() {
+      await storage.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function openPostgresForTest(): Promise<TestStorage> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const dataDir = mkdtempSync(join(tmpdir(), 'playline-test-'));
+  const storage = await openStorage({ databaseUrl: testDatabaseUrl, dataDir, pgSchema: schema });
+  return {
+    storage,
+    databaseUrl: testDatabaseUrl,
+    pgSchema: schema,
+    dataDir,
+    async cleanup() {
+      await storage.close();
+      const client = new pg.Client({ connectionString: testDatabaseUrl });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
