@@ -12,6 +12,8 @@ import { recordRoutes } from './platform/http/route-table.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
+import { errorReportingRoutes } from './modules/error-reporting/error-reporting.routes.js';
+import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
@@ -50,8 +52,9 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
     const problem = toProblem(new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request.id);
     void reply.code(404).type('application/problem+json').send(problem);
   });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   recordRoutes(app);
@@ -62,6 +65,8 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
 
   // The whole API, one module at a time.
   await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });
+  await app.register(async (api) => errorReportingRoutes(api, { errorReporting: runtime.errorReporting.service }), { prefix: API_PREFIX });
+  await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
 
   await app.ready();
   return app;

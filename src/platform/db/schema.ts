@@ -1,4 +1,3 @@
-import type { ErrorReportingTables } from '../../modules/error-reporting/error-reporting.tables.js';
 
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds

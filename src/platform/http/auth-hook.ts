@@ -38,24 +38,47 @@ export function registerAuth(app: App, authenticator: Authenticator, adminToken:
   app.decorateRequest('auth', null);
   const adminDigest = adminToken ? digest(adminToken) : null;
 
-  app.addHook('onRequest', async (request) => {
-    // Unknown routes fall through to the 404 handler without asking for credentials.
-    if (request.is404) return;
-    const policy = request.routeOptions.config.auth ?? 'api';
-    if (policy === 'none') return;
-    if (policy === 'admin') {
-      if (!adminDigest) throw new AppError('admin_api_disabled', 'Set PLAYLINE_ADMIN_TOKEN to enable the admin API');
-      const header = request.headers.authorization ?? '';
-      const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-      if (!timingSafeEqual(digest(given), adminDigest)) throw new AppError('invalid_admin_token', 'Send Authorization: Bearer <admin token>');
-      return;
-    }
-    const { msg, sig } = credentialsOf(request);
-    const auth = await authenticator.authenticate(msg, sig);
+  const check = (request: FastifyRequest, policy: AuthPolicy, auth: AuthContext): void => {
     if (auth.keyKind === 'ingest' && policy !== 'ingest') {
       throw new AppError('key_kind_not_allowed', 'An ingest key may only submit events');
     }
     request.auth = auth;
+  };
+
+  // Callback style so that the common case (a pair verified moments ago) stays synchronous.
+  app.addHook('onRequest', (request, _reply, done) => {
+    // Unknown routes fall through to the 404 handler without asking for credentials.
+    if (request.is404) return done();
+    const policy = request.routeOptions.config.auth ?? 'api';
+    if (policy === 'none') return done();
+    try {
+      if (policy === 'admin') {
+        if (!adminDigest) throw new AppError('admin_api_disabled', 'Set PLAYLINE_ADMIN_TOKEN to enable the admin API');
+        const header = request.headers.authorization ?? '';
+        const given = header.startsWith('Bearer ') ? header.slice(7) : '';
+        if (!timingSafeEqual(digest(given), adminDigest)) throw new AppError('invalid_admin_token', 'Send Authorization: Bearer <admin token>');
+        return done();
+      }
+      const { msg, sig } = credentialsOf(request);
+      const recalled = authenticator.recall(msg, sig);
+      if (recalled) {
+        check(request, policy, recalled);
+        return done();
+      }
+      authenticator.authenticate(msg, sig).then(
+        (auth) => {
+          try {
+            check(request, policy, auth);
+            done();
+          } catch (err) {
+            done(err as Error);
+          }
+        },
+        (err: Error) => done(err),
+      );
+    } catch (err) {
+      done(err as Error);
+    }
   });
 }
 

@@ -1,36 +1,85 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { App } from './types.js';
 
-/** Prometheus metrics of one runtime; modules add their own counters to `registry`. */
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+interface RouteStats {
+  method: string;
+  route: string;
+  /** Count per status code. */
+  statuses: Map<number, number>;
+  /** Cumulative-at-render bucket counts (index i: duration ≤ BUCKETS[i]). */
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+const escapeLabel = (v: string) => v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
+
+/**
+ * Prometheus metrics of one runtime. HTTP request counts and latency histograms are kept in
+ * plain per-route records (one map lookup per request, no label hashing on the hot path) and
+ * rendered in the exposition format; modules register their own prom-client metrics on
+ * `registry`.
+ */
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpRequests = new Counter({
-    name: 'playline_http_requests_total',
-    help: 'HTTP requests answered, by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly httpDuration = new Histogram({
-    name: 'playline_http_request_duration_seconds',
-    help: 'HTTP request latency, by method and route',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
+  private readonly routes = new Map<string, RouteStats>();
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'playline_' });
   }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route}`;
+    let stats = this.routes.get(key);
+    if (!stats) {
+      stats = { method, route, statuses: new Map(), buckets: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 };
+      this.routes.set(key, stats);
+    }
+    stats.statuses.set(status, (stats.statuses.get(status) ?? 0) + 1);
+    stats.sum += seconds;
+    stats.count += 1;
+    for (let i = 0; i < BUCKETS.length; i++) {
+      if (seconds <= (BUCKETS[i] as number)) {
+        stats.buckets[i] = (stats.buckets[i] as number) + 1;
+        break;
+      }
+    }
+  }
+
+  /** The whole exposition: HTTP metrics followed by every registered metric. */
+  async render(): Promise<string> {
+    const lines = [
+      '# HELP playline_http_requests_total HTTP requests answered, by method, route and status',
+      '# TYPE playline_http_requests_total counter',
+    ];
+    for (const s of this.routes.values()) {
+      for (const [status, n] of s.statuses) lines.push(`playline_http_requests_total{method="${s.method}",route="${escapeLabel(s.route)}",status="${status}"} ${n}`);
+    }
+    lines.push('# HELP playline_http_request_duration_seconds HTTP request latency, by method and route', '# TYPE playline_http_request_duration_seconds histogram');
+    for (const s of this.routes.values()) {
+      const labels = `method="${s.method}",route="${escapeLabel(s.route)}"`;
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += s.buckets[i] as number;
+        lines.push(`playline_http_request_duration_seconds_bucket{le="${le}",${labels}} ${cumulative}`);
+      });
+      lines.push(`playline_http_request_duration_seconds_bucket{le="+Inf",${labels}} ${s.count}`);
+      lines.push(`playline_http_request_duration_seconds_sum{${labels}} ${s.sum}`);
+      lines.push(`playline_http_request_duration_seconds_count{${labels}} ${s.count}`);
+    }
+    return `${lines.join('\n')}\n${await this.registry.metrics()}`;
+  }
 }
 
 export function registerMetrics(app: App, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.httpRequests.inc({ method: request.method, route, status: reply.statusCode });
-    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (_request, reply) => {
-    reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
+    reply.type('text/plain; version=0.0.4; charset=utf-8');
+    return metrics.render();
   });
 }

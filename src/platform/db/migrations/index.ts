@@ -1,6 +1,5 @@
 import type { Migration } from 'kysely';
 import { foundationMigration } from './0001_foundation.js';
-import { errorReportingMigration } from '../../../modules/error-reporting/error-reporting.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
@@ -9,5 +8,4 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
-  '0200_error_reporting': errorReportingMigration,
 };
