@@ -28,4 +28,4 @@ export interface FoundationTables {
   api_keys: ApiKeyTable;
 }
 
-export interface Database extends FoundationTables, ErrorReportingTables {}
+export interface Database extends FoundationTables {}
