@@ -9,6 +9,7 @@ import { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
 import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
 import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
+import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 
 /** Background work a module runs while the server is up (journals, dispatchers, task runners). */
 export interface BackgroundWork {
@@ -32,8 +33,9 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
-  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
   errorReports: ErrorReportSink;
+  /** Managed slicers: service and the task runner that carries out their tasks. */
+  managedSlicers: ManagedSlicers;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -59,6 +61,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
+  const managedSlicers = createManagedSlicers({ config, clock, ids, storage });
 
   const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
@@ -75,6 +78,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     authenticator,
     workspaces,
     errorReports: discardErrorReports,
+    managedSlicers,
     async start() {
       for (const work of background) {
         await work.start();
@@ -89,6 +93,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   };
 
   // Modules, one block each: create services, add them to the runtime, queue background work.
+
+
+  // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.
+  background.push(managedSlicers.work);
 
   return runtime;
 }

@@ -1,5 +1,6 @@
 import { ClientCore, type ClientOptions } from './client.js';
 import { WorkspaceApi } from './workspaces.js';
+import { ManagedSlicerApi } from './managed-slicers.js';
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -9,9 +10,11 @@ export { signV4, encodeMsg, signatureOf } from '../platform/auth/v4-signature.js
 export class PlaylineClient {
   readonly core: ClientCore;
   readonly workspace: WorkspaceApi;
+  readonly managedSlicers: ManagedSlicerApi;
 
   constructor(options: ClientOptions) {
     this.core = new ClientCore(options);
     this.workspace = new WorkspaceApi(this.core);
+    this.managedSlicers = new ManagedSlicerApi(this.core);
   }
 }

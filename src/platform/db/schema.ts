@@ -1,3 +1,4 @@
+import type { ManagedSlicerTables } from '../../modules/managed-slicers/managed-slicers.tables.js';
 
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
@@ -28,4 +29,4 @@ export interface FoundationTables {
   api_keys: ApiKeyTable;
 }
 
-export interface Database extends FoundationTables {}
+export interface Database extends FoundationTables, ManagedSlicerTables {}

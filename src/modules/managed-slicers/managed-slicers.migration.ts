@@ -1,0 +1,57 @@
+import { PostgresAdapter, type Kysely, type Migration } from 'kysely';
+
+const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+export const managedSlicersMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('managed_slicers')
+      .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('name', 'varchar(100)', (c) => c.notNull())
+      .addColumn('description', 'text')
+      .addColumn('region', 'varchar(64)', (c) => c.notNull())
+      .addColumn('ingest_protocol', 'varchar(16)', (c) => c.notNull())
+      .addColumn('output_profile', 'varchar(32)', (c) => c.notNull())
+      .addColumn('state', 'varchar(16)', (c) => c.notNull())
+      .addColumn('ingest_url', 'text')
+      .addColumn('latest_task_id', 'varchar(64)', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createIndex('managed_slicers_workspace_created')
+      .on('managed_slicers')
+      .columns(['workspace_id', 'created_at', 'id'])
+      .execute();
+
+    // The enqueue order needs a store-wide sequence: the one spot where the engines differ.
+    const table = db.schema.createTable('managed_slicer_tasks');
+    const withSeq = isPostgres(db)
+      ? table.addColumn('seq', 'bigserial', (c) => c.primaryKey())
+      : table.addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement());
+    await withSeq
+      .addColumn('id', 'varchar(64)', (c) => c.notNull().unique())
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull())
+      .addColumn('slicer_id', 'varchar(64)', (c) => c.notNull().references('managed_slicers.id').onDelete('cascade'))
+      .addColumn('operation', 'varchar(16)', (c) => c.notNull())
+      .addColumn('state', 'varchar(16)', (c) => c.notNull())
+      .addColumn('config', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addColumn('started_at', 'bigint')
+      .addColumn('finished_at', 'bigint')
+      .addColumn('failure_reason', 'text')
+      .addColumn('lease_owner', 'varchar(200)')
+      .addColumn('lease_expires_at', 'bigint')
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.createIndex('managed_slicer_tasks_workspace').on('managed_slicer_tasks').columns(['workspace_id', 'seq']).execute();
+    await db.schema.createIndex('managed_slicer_tasks_slicer').on('managed_slicer_tasks').columns(['slicer_id', 'seq']).execute();
+    await db.schema.createIndex('managed_slicer_tasks_state').on('managed_slicer_tasks').columns(['state', 'seq']).execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('managed_slicer_tasks').execute();
+    await db.schema.dropTable('managed_slicers').execute();
+  },
+};

@@ -1,0 +1,172 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import { FakeClock } from '../../platform/clock.js';
+import { slicerBody, until } from './slicer-fixtures.test-support.js';
+
+const SLICERS = '/api/v4/managed-slicer/slicers';
+const TASKS = `${SLICERS}/tasks`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('managed slicer routes', () => {
+  let t: TestApp;
+  let clock: FakeClock;
+  const env = { PLAYLINE_SLICER_PROVISION_MS: '2000', PLAYLINE_REGIONS: 'us-east-1,eu-central-1' };
+
+  before(async () => {
+    clock = new FakeClock();
+    t = await createTestApp({ clock, env });
+  });
+  after(() => t.close());
+
+  /** Moves the fake clock one provisioning duration at a time until no task of the workspace is open. */
+  const runTasks = async (owner = t.workspace.id) => {
+    const service = t.runtime.managedSlicers.service;
+    for (let step = 0; step < 20; step++) {
+      const open = (await service.listTasks(owner, { state: 'PENDING' })).total + (await service.listTasks(owner, { state: 'IN_PROGRESS' })).total;
+      if (open === 0) return;
+      const runner = t.runtime.managedSlicers.runner;
+      await until(() => runner.runningTaskIds().length > 0, 'a task running');
+      const running = runner.runningTaskIds().join();
+      clock.advance(2000);
+      await until(() => runner.runningTaskIds().join() !== running, 'the running tasks done');
+    }
+    throw new Error('tasks never finished');
+  };
+
+  test('create, update, restart, delete: each answers at once; the four tasks complete in order', async () => {
+    const api = t.client.managedSlicers;
+    const created = await t.client.core.send('POST', SLICERS, { body: slicerBody() });
+    assert.equal(created.status, 201);
+    const slicer = JSON.parse(created.body) as { id: string; state: string; task: { id: string; state: string; operation: string } };
+    assert.equal(created.headers.location, `${SLICERS}/${slicer.id}`);
+    assert.equal(slicer.state, 'provisioning');
+    assert.equal(slicer.task.operation, 'CREATE');
+    assert.match(slicer.task.id, UUID);
+
+    const updated = await api.update(slicer.id, { output_profile: 'uhd-2160p' });
+    assert.equal(updated.output_profile, 'uhd-2160p');
+    assert.equal(updated.task.operation, 'UPDATE');
+    assert.equal(updated.task.state, 'PENDING');
+    const restarted = await t.client.core.send('GET', `${SLICERS}/restart/${slicer.id}`);
+    assert.equal(restarted.status, 202);
+    const deleted = await t.client.core.send('DELETE', `${SLICERS}/${slicer.id}`);
+    assert.equal(deleted.status, 202);
+    assert.equal((JSON.parse(deleted.body) as { task: { operation: string } }).task.operation, 'DELETE');
+
+    await runTasks();
+    const { page } = await api.listTasks({ slicer_id: slicer.id });
+    assert.deepEqual(page.items.map((x) => `${x.operation}:${x.state}`), ['DELETE:COMPLETED', 'RESTART:COMPLETED', 'UPDATE:COMPLETED', 'CREATE:COMPLETED']);
+    const gone = await t.client.core.send('GET', `${SLICERS}/${slicer.id}`);
+    assert.equal(gone.status, 404);
+  });
+
+  test('validation: unknown fields, bad values and unknown regions are 400 with their paths', async () => {
+    const send = (body: unknown) => t.client.core.send('POST', SLICERS, { body });
+    const cases: [unknown, string][] = [
+      [{ ...slicerBody(), ingestProtocol: 'rtmp' }, '/ingestProtocol'],
+      [{ ...slicerBody(), ingest_protocol: 'webrtc' }, '/ingest_protocol'],
+      [{ ...slicerBody(), output_profile: '8k' }, '/output_profile'],
+      [{ ...slicerBody(), name: '' }, '/name'],
+      [{ ...slicerBody(), region: 'ap-southeast-2' }, '/region'],
+    ];
+    for (const [body, path] of cases) {
+      const response = await send(body);
+      assert.equal(response.status, 400, JSON.stringify(body));
+      const problem = JSON.parse(response.body) as { code: string; errors: { path: string }[] };
+      assert.equal(problem.code, 'validation_failed');
+      assert.ok(problem.errors.some((e) => e.path === path), `${path} in ${response.body}`);
+    }
+    const slicer = await t.client.managedSlicers.create(slicerBody());
+    const empty = await t.client.core.send('PATCH', `${SLICERS}/${slicer.id}`, { body: {} });
+    assert.equal(empty.status, 400);
+    const badFilter = await t.client.core.send('GET', TASKS, { query: { state: 'DONE' } });
+    assert.equal(badFilter.status, 400);
+    const badCursor = await t.client.core.send('GET', TASKS, { query: { cursor: 'nope' } });
+    assert.equal(badCursor.status, 400);
+    await runTasks();
+  });
+
+  test('a slicer being deleted takes no further change (409); unknown ids are 404', async () => {
+    const slicer = await t.client.managedSlicers.create(slicerBody());
+    await t.client.managedSlicers.delete(slicer.id);
+    const late = await t.client.core.send('PATCH', `${SLICERS}/${slicer.id}`, { body: { name: 'late' } });
+    assert.equal(late.status, 409);
+    assert.equal((JSON.parse(late.body) as { code: string }).code, 'slicer_deletion_pending');
+    assert.equal((await t.client.core.send('GET', `${SLICERS}/restart/nope`)).status, 404);
+    assert.equal((await t.client.core.send('GET', `${TASKS}/00000000-0000-4000-8000-00000000ffff`)).status, 404);
+    await runTasks();
+  });
+
+  test("security: unsigned is 401; another workspace's slicers and tasks are 404 and never listed", async () => {
+    const mine = await t.client.managedSlicers.create(slicerBody('mine'));
+    const unsigned = await t.app.inject({ method: 'GET', url: TASKS });
+    assert.equal(unsigned.statusCode, 401);
+    const other = t.other.client;
+    for (const [method, path] of [
+      ['GET', `${SLICERS}/${mine.id}`],
+      ['PATCH', `${SLICERS}/${mine.id}`],
+      ['DELETE', `${SLICERS}/${mine.id}`],
+      ['GET', `${SLICERS}/restart/${mine.id}`],
+      ['GET', `${TASKS}/${mine.task.id}`],
+    ] as const) {
+      const response = await other.core.send(method, path, method === 'PATCH' ? { body: { name: 'x' } } : {});
+      assert.equal(response.status, 404, `${method} ${path}`);
+    }
+    const theirs = await other.managedSlicers.listTasks();
+    assert.equal(theirs.page.total_items, 0);
+    assert.equal((await other.managedSlicers.listTasks({ slicer_id: mine.id })).page.items.length, 0);
+    assert.equal((await other.managedSlicers.list()).page.total_items, 0);
+    const own = await t.client.managedSlicers.get(mine.id);
+    assert.equal(own.name, 'mine');
+    await runTasks();
+  });
+});
+
+describe('the tasks list (task runner not started, so every task stays PENDING)', () => {
+  let q: TestApp;
+  let clock: FakeClock;
+
+  before(async () => {
+    clock = new FakeClock();
+    q = await createTestApp({ clock, start: false, env: { PLAYLINE_REGIONS: 'eu-central-1' } });
+  });
+  after(() => q.close());
+
+  test('the tasks list has exactly the spec shape, with filters and cursor pages', async () => {
+    const api = q.client.managedSlicers;
+    const one = await api.create(slicerBody('one'));
+    const two = await api.create(slicerBody('two'));
+    await api.restart(one.id);
+    const response = await q.client.core.send('GET', TASKS, { query: { state: 'PENDING' } });
+    assert.equal(response.status, 200);
+    const body = JSON.parse(response.body) as { '@id': string; '@type': string; items: Record<string, unknown>[]; total_items: number };
+    assert.deepEqual(Object.keys(body).sort(), ['@id', '@type', 'items', 'total_items']);
+    assert.equal(body['@id'], `${TASKS}?state=PENDING`);
+    assert.equal(body['@type'], 'Collection');
+    assert.equal(body.total_items, 3);
+    assert.equal(body.items.length, 3);
+    for (const item of body.items) {
+      assert.deepEqual(Object.keys(item).sort(), ['@id', '@type', 'id', 'operation', 'slicer_id', 'state', 'timestamp']);
+      assert.equal(item['@id'], `${TASKS}/${String(item.id)}`);
+      assert.equal(item['@type'], 'ManagedSlicerTask');
+      assert.match(String(item.id), UUID);
+      assert.equal(item.timestamp, Math.floor(clock.now() / 1000), 'Unix seconds');
+    }
+    assert.deepEqual(body.items.map((i) => i.operation), ['RESTART', 'CREATE', 'CREATE']);
+
+    const first = await api.listTasks({ state: 'PENDING', limit: 2 });
+    assert.equal(first.page.items.length, 2);
+    assert.equal(first.page.total_items, 3);
+    assert.ok(first.nextCursor);
+    const second = await api.listTasks({ state: 'PENDING', limit: 2, cursor: first.nextCursor });
+    assert.deepEqual(second.page.items.map((i) => i.slicer_id), [one.id]);
+    assert.equal(second.nextCursor, undefined);
+    const all: string[] = [];
+    for await (const task of api.allTasks({ operation: 'CREATE', limit: 1 })) all.push(task.slicer_id);
+    assert.ok(all.indexOf(two.id) < all.indexOf(one.id), 'newest first');
+
+    const single = await api.getTask(body.items[0]?.id as string);
+    assert.deepEqual(single, body.items[0]);
+  });
+});

@@ -1,0 +1,154 @@
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+
+/**
+ * Request and response schemas of managed slicers and their tasks.
+ *
+ * Validation rules (body schemas reject unknown keys):
+ * - `name`: 1-100 characters, at least one visible character, no control characters.
+ * - `description`: optional, at most 500 characters.
+ * - `region`: the schema checks the shape; the service checks it against the configured region
+ *   list (`PLAYLINE_REGIONS`), so operators can change regions without a release.
+ * - `ingest_protocol`: rtmp, srt, rist, zixi or hls (push).
+ * - `output_profile`: one of the fixed ABR ladders below.
+ * - PATCH takes any non-empty subset of the create fields.
+ */
+
+export const ingestProtocols = ['rtmp', 'srt', 'rist', 'zixi', 'hls'] as const;
+export const outputProfiles = ['sd-480p', 'hd-720p', 'hd-1080p', 'uhd-2160p', 'audio-only'] as const;
+export const taskOperations = ['CREATE', 'UPDATE', 'DELETE', 'RESTART'] as const;
+export const taskStates = ['PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
+export const slicerStates = ['provisioning', 'running', 'updating', 'restarting', 'deleting', 'deleted', 'failed'] as const;
+
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+const literals = <const T extends readonly string[]>(values: T, description: string): TUnion<Literals<T>> =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  ) as unknown as TUnion<Literals<T>>;
+
+export const IngestProtocolSchema = literals(ingestProtocols, 'How the source reaches the slicer: rtmp, srt, rist, zixi or hls (push)');
+export const OutputProfileSchema = literals(outputProfiles, 'Output ladder: sd-480p, hd-720p, hd-1080p, uhd-2160p or audio-only');
+export const TaskOperationSchema = literals(taskOperations, 'CREATE, UPDATE, DELETE or RESTART');
+export const TaskStateSchema = literals(taskStates, 'PENDING, IN_PROGRESS, COMPLETED or FAILED');
+export const SlicerStateSchema = literals(
+  slicerStates,
+  'provisioning, running, updating, restarting, deleting, deleted or failed; follows the slicer tasks',
+);
+
+export type IngestProtocol = Static<typeof IngestProtocolSchema>;
+export type OutputProfile = Static<typeof OutputProfileSchema>;
+export type TaskOperation = Static<typeof TaskOperationSchema>;
+export type TaskState = Static<typeof TaskStateSchema>;
+export type SlicerState = Static<typeof SlicerStateSchema>;
+
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
+// No control characters anywhere and at least one character that is neither blank nor control.
+const NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]*[^\\x00-\\x20\\x7f][^\\x00-\\x1f\\x7f]*$';
+
+const slicerFields = {
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN, description: 'Display name, 1-100 characters' }),
+  description: Type.Optional(Type.String({ maxLength: 500, description: 'Free text, at most 500 characters' })),
+  region: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[a-z0-9-]+$',
+    description: 'Region the slicer runs in; one of the configured regions (PLAYLINE_REGIONS)',
+  }),
+  ingest_protocol: IngestProtocolSchema,
+  output_profile: OutputProfileSchema,
+};
+
+export const SlicerCreateBody = Type.Object(slicerFields, { additionalProperties: false });
+export type SlicerCreateBody = Static<typeof SlicerCreateBody>;
+
+/** The desired configuration of a slicer: what a CREATE or UPDATE task applies. */
+export type SlicerConfig = SlicerCreateBody;
+
+export const SlicerUpdateBody = Type.Partial(Type.Object(slicerFields), {
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'Any non-empty subset of the slicer fields; the change is applied by an UPDATE task',
+});
+export type SlicerUpdateBody = Static<typeof SlicerUpdateBody>;
+
+export const SlicerParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Slicer ID' }) });
+export const TaskParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Task ID (UUID)' }) });
+
+const pageQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100 (default 50)' })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page' })),
+};
+
+export const SlicerListQuery = Type.Object(pageQuery);
+export type SlicerListQuery = Static<typeof SlicerListQuery>;
+
+export const TaskListQuery = Type.Object(
+  {
+    state: Type.Optional(TaskStateSchema),
+    operation: Type.Optional(TaskOperationSchema),
+    slicer_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...pageQuery,
+  },
+);
+export type TaskListQuery = Static<typeof TaskListQuery>;
+
+export const TaskRefSchema = Type.Object(
+  {
+    id: Type.String({ pattern: UUID_PATTERN }),
+    state: TaskStateSchema,
+    operation: TaskOperationSchema,
+  },
+  { description: 'The task carrying out the latest requested change of the slicer' },
+);
+
+export const ManagedSlicerTaskSchema = Type.Object(
+  {
+    '@id': Type.String({ description: '/api/v4/managed-slicer/slicers/tasks/<id>' }),
+    '@type': Type.Literal('ManagedSlicerTask'),
+    id: Type.String({ pattern: UUID_PATTERN, description: 'System-defined task ID (UUID)' }),
+    operation: TaskOperationSchema,
+    state: TaskStateSchema,
+    timestamp: Type.Integer({ description: 'Unix time in seconds at which the task was initiated' }),
+    slicer_id: Type.String({ description: 'The slicer the task works on' }),
+    failure_reason: Type.Optional(Type.String({ description: 'Why the task failed (FAILED only)' })),
+  },
+  { description: 'One create, update, restart or delete of a managed slicer' },
+);
+export type ManagedSlicerTaskView = Static<typeof ManagedSlicerTaskSchema>;
+
+export const ManagedSlicerSchema = Type.Object(
+  {
+    '@id': Type.String({ description: '/api/v4/managed-slicer/slicers/<id>' }),
+    '@type': Type.Literal('ManagedSlicer'),
+    id: Type.String({ description: 'System-defined slicer ID' }),
+    name: Type.String(),
+    description: Type.Optional(Type.String()),
+    region: Type.String(),
+    ingest_protocol: IngestProtocolSchema,
+    output_profile: OutputProfileSchema,
+    state: SlicerStateSchema,
+    ingest_url: Type.Union([Type.String(), Type.Null()], {
+      description: 'Where to send the source; known once a CREATE or UPDATE task completed',
+    }),
+    created_at: Type.Integer({ description: 'Unix milliseconds' }),
+    updated_at: Type.Integer({ description: 'Unix milliseconds' }),
+    task: TaskRefSchema,
+  },
+  { description: 'A managed slicer and the task carrying out its latest change' },
+);
+export type ManagedSlicerView = Static<typeof ManagedSlicerSchema>;
+
+const collection = <T extends typeof ManagedSlicerSchema | typeof ManagedSlicerTaskSchema>(item: T) =>
+  Type.Object({
+    '@id': Type.String({ description: 'The path that was called' }),
+    '@type': Type.Literal('Collection'),
+    items: Type.Array(item),
+    total_items: Type.Integer({ description: 'Number of items matching the filters, over all pages' }),
+  });
+
+export const ManagedSlicerCollection = collection(ManagedSlicerSchema);
+export const ManagedSlicerTaskCollection = collection(ManagedSlicerTaskSchema);
+export type ManagedSlicerCollectionView = Static<typeof ManagedSlicerCollection>;
+export type ManagedSlicerTaskCollectionView = Static<typeof ManagedSlicerTaskCollection>;

@@ -1,0 +1,159 @@
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
+import type { IdGenerator } from '../../platform/ids.js';
+import type { SlicerCreateBody, SlicerUpdateBody, TaskOperation, TaskState } from './managed-slicers.schema.js';
+import type { EnqueueOutcome, SlicerCursor, SlicerStore, SlicerWithTask, TaskRecord } from './slicer-store.js';
+
+export interface ManagedSlicerServiceDeps {
+  store: SlicerStore;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Regions a slicer may run in (PLAYLINE_REGIONS). */
+  regions: readonly string[];
+  /** Called after a task was enqueued, to wake the task runner. */
+  onTaskEnqueued?: () => void;
+}
+
+export interface PageRequest {
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface TaskQuery extends PageRequest {
+  state?: TaskState | undefined;
+  operation?: TaskOperation | undefined;
+  slicerId?: string | undefined;
+}
+
+export interface PageResult<T> {
+  items: T[];
+  total: number;
+  /** Cursor of the next page; undefined on the last page. */
+  nextCursor: string | undefined;
+}
+
+const DEFAULT_LIMIT = 50;
+
+/**
+ * Managed slicers of a workspace. Every change is recorded as a task and answered at once;
+ * the task runner carries it out in the background. Never sees HTTP.
+ */
+export class ManagedSlicerService {
+  constructor(private readonly deps: ManagedSlicerServiceDeps) {}
+
+  async create(workspaceId: string, body: SlicerCreateBody): Promise<SlicerWithTask> {
+    this.checkRegion(body.region);
+    const now = this.deps.clock.now();
+    const created = await this.deps.store.createSlicer(
+      { id: this.deps.ids.hex(), workspaceId, config: body, createdAt: now },
+      { id: this.deps.ids.uuid(), operation: 'CREATE', createdAt: now },
+    );
+    this.deps.onTaskEnqueued?.();
+    return created;
+  }
+
+  async update(workspaceId: string, slicerId: string, patch: SlicerUpdateBody): Promise<SlicerWithTask> {
+    if (Object.keys(patch).length === 0) {
+      throw new AppError('validation_failed', 'Give at least one field to change', { errors: [{ path: '', message: 'must not be empty' }] });
+    }
+    if (patch.region !== undefined) this.checkRegion(patch.region);
+    return this.enqueue(workspaceId, slicerId, 'UPDATE', patch);
+  }
+
+  async restart(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
+    return this.enqueue(workspaceId, slicerId, 'RESTART');
+  }
+
+  async delete(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
+    return this.enqueue(workspaceId, slicerId, 'DELETE');
+  }
+
+  async get(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
+    const found = await this.deps.store.findSlicer(workspaceId, slicerId);
+    if (!found) throw slicerNotFound(slicerId);
+    return found;
+  }
+
+  async list(workspaceId: string, page: PageRequest): Promise<PageResult<SlicerWithTask>> {
+    const limit = page.limit ?? DEFAULT_LIMIT;
+    const after = page.cursor === undefined ? undefined : decodeSlicerCursor(page.cursor);
+    const { items, total } = await this.deps.store.listSlicers(workspaceId, limit + 1, after);
+    const shown = items.slice(0, limit);
+    const last = shown.at(-1);
+    const nextCursor = items.length > limit && last ? encodeCursor([last.slicer.createdAt, last.slicer.id]) : undefined;
+    return { items: shown, total, nextCursor };
+  }
+
+  async getTask(workspaceId: string, taskId: string): Promise<TaskRecord> {
+    const task = await this.deps.store.findTask(workspaceId, taskId);
+    if (!task) throw new AppError('not_found', `No slicer task ${taskId}`);
+    return task;
+  }
+
+  async listTasks(workspaceId: string, query: TaskQuery): Promise<PageResult<TaskRecord>> {
+    const limit = query.limit ?? DEFAULT_LIMIT;
+    const beforeSeq = query.cursor === undefined ? undefined : decodeTaskCursor(query.cursor);
+    const filter = { state: query.state, operation: query.operation, slicerId: query.slicerId };
+    const { items, total } = await this.deps.store.listTasks(workspaceId, filter, limit + 1, beforeSeq);
+    const shown = items.slice(0, limit);
+    const last = shown.at(-1);
+    return { items: shown, total, nextCursor: items.length > limit && last ? encodeCursor([last.seq]) : undefined };
+  }
+
+  private async enqueue(
+    workspaceId: string,
+    slicerId: string,
+    operation: TaskOperation,
+    configPatch?: SlicerUpdateBody,
+  ): Promise<SlicerWithTask> {
+    const outcome: EnqueueOutcome = await this.deps.store.enqueueTask({
+      workspaceId,
+      slicerId,
+      task: { id: this.deps.ids.uuid(), operation, createdAt: this.deps.clock.now() },
+      ...(configPatch ? { configPatch } : {}),
+    });
+    if (outcome.kind === 'not_found') throw slicerNotFound(slicerId);
+    if (outcome.kind === 'deletion_pending') {
+      throw new AppError('slicer_deletion_pending', `Slicer ${slicerId} is being deleted; it takes no further ${operation}`);
+    }
+    this.deps.onTaskEnqueued?.();
+    return { slicer: outcome.slicer, task: outcome.task };
+  }
+
+  private checkRegion(region: string): void {
+    if (this.deps.regions.includes(region)) return;
+    throw new AppError('validation_failed', `Unknown region ${region}`, {
+      errors: [{ path: '/region', message: `must be one of: ${this.deps.regions.join(', ')}` }],
+    });
+  }
+}
+
+const slicerNotFound = (slicerId: string) => new AppError('not_found', `No managed slicer ${slicerId}`);
+
+const encodeCursor = (position: readonly (string | number)[]): string =>
+  Buffer.from(JSON.stringify(position)).toString('base64url');
+
+const badCursor = () =>
+  new AppError('validation_failed', 'Invalid cursor', { errors: [{ path: '/cursor', message: 'is not a cursor this list returned' }] });
+
+function decodeCursor(cursor: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badCursor();
+  }
+}
+
+function decodeTaskCursor(cursor: string): number {
+  const value = decodeCursor(cursor);
+  if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0])) return value[0] as number;
+  throw badCursor();
+}
+
+function decodeSlicerCursor(cursor: string): SlicerCursor {
+  const value = decodeCursor(cursor);
+  if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string') {
+    return { createdAt: value[0] as number, id: value[1] };
+  }
+  throw badCursor();
+}

@@ -1,0 +1,43 @@
+import type { Generated } from 'kysely';
+
+/** A managed slicer. Times are Unix milliseconds. */
+export interface ManagedSlicerTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  region: string;
+  ingest_protocol: string;
+  output_profile: string;
+  /** Derived from the slicer's tasks, rewritten with every task change (see deriveSlicerState). */
+  state: string;
+  ingest_url: string | null;
+  latest_task_id: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A slicer task; `seq` is the enqueue order (per slicer execution order, newest-first lists). */
+export interface ManagedSlicerTaskTable {
+  seq: Generated<number>;
+  id: string;
+  workspace_id: string;
+  slicer_id: string;
+  operation: string;
+  state: string;
+  /** JSON of the SlicerConfig the task converges the slicer to. */
+  config: string;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  failure_reason: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  attempts: number;
+}
+
+export interface ManagedSlicerTables {
+  managed_slicers: ManagedSlicerTable;
+  managed_slicer_tasks: ManagedSlicerTaskTable;
+}

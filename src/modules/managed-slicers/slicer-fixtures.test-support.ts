@@ -1,0 +1,85 @@
+import { FakeClock } from '../../platform/clock.js';
+import { sequentialIds } from '../../platform/ids.js';
+import type { SlicerCreateBody } from './managed-slicers.schema.js';
+import { ManagedSlicerService } from './managed-slicers.service.js';
+import { InMemorySlicerStore } from './memory-slicer-store.js';
+import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
+import { SlicerTaskRunner, type RunnerLog, type TaskRunnerOptions } from './task-runner.js';
+
+/** Shared by the managed-slicers unit tests (not a test file itself). */
+
+export const silentLog: RunnerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export const regions = ['us-east-1', 'eu-central-1'];
+
+export const slicerBody = (name = 'Main stage'): SlicerCreateBody => ({
+  name,
+  region: 'eu-central-1',
+  ingest_protocol: 'rtmp',
+  output_profile: 'hd-1080p',
+});
+
+/** Lets pending promise chains run (no time passes; the FakeClock does not move). */
+export async function until(condition: () => boolean, what = 'condition'): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (condition()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`never reached: ${what}`);
+}
+
+export const settle = async (): Promise<void> => {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+export interface ManualCall {
+  request: ProvisionRequest;
+  settle(outcome: ProvisionOutcome): void;
+  settled: boolean;
+}
+
+/** A provisioner whose every call waits until the test settles it. */
+export class ManualProvisioner implements SlicerProvisioner {
+  readonly calls: ManualCall[] = [];
+
+  create = (r: ProvisionRequest) => this.call(r);
+  update = (r: ProvisionRequest) => this.call(r);
+  restart = (r: ProvisionRequest) => this.call(r);
+  delete = (r: ProvisionRequest) => this.call(r);
+
+  open(): ManualCall[] {
+    return this.calls.filter((c) => !c.settled);
+  }
+
+  private call(request: ProvisionRequest): Promise<ProvisionOutcome> {
+    return new Promise((resolve) => {
+      const call: ManualCall = {
+        request,
+        settled: false,
+        settle: (outcome) => {
+          if (call.settled) return;
+          call.settled = true;
+          resolve(outcome);
+        },
+      };
+      request.signal.addEventListener('abort', () => call.settle({ kind: 'aborted' }), { once: true });
+      this.calls.push(call);
+    });
+  }
+}
+
+export function slicerWorld(options: Partial<TaskRunnerOptions> & { provisioner: SlicerProvisioner; clock?: FakeClock }) {
+  const clock = options.clock ?? new FakeClock();
+  const store = (options.store as InMemorySlicerStore | undefined) ?? new InMemorySlicerStore();
+  const runner = new SlicerTaskRunner({
+    store,
+    clock,
+    log: silentLog,
+    ownerId: 'node-1',
+    leaseMs: 30_000,
+    pollMs: 1_000,
+    ...options,
+  });
+  const service = new ManagedSlicerService({ store, clock, ids: sequentialIds(), regions, onTaskEnqueued: () => runner.notify() });
+  return { clock, store, runner, service };
+}

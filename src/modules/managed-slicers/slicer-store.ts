@@ -1,0 +1,144 @@
+import type { SlicerConfig, SlicerState, TaskOperation, TaskState } from './managed-slicers.schema.js';
+import type { TerminalTaskState } from './task-state.js';
+
+/** A managed slicer as stored. Times are Unix milliseconds. */
+export interface SlicerRecord {
+  id: string;
+  workspaceId: string;
+  /** The desired configuration: what the latest CREATE or UPDATE task applies. */
+  config: SlicerConfig;
+  /** Derived from the slicer's tasks (`deriveSlicerState`) whenever one is added or changes. */
+  state: SlicerState;
+  ingestUrl: string | null;
+  latestTaskId: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A slicer task as stored. Times are Unix milliseconds. */
+export interface TaskRecord {
+  id: string;
+  /** Store-wide enqueue order: tasks of one slicer run in `seq` order; lists sort on it. */
+  seq: number;
+  workspaceId: string;
+  slicerId: string;
+  operation: TaskOperation;
+  state: TaskState;
+  /** The configuration the task converges the slicer to (snapshot at enqueue time). */
+  config: SlicerConfig;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  failureReason: string | null;
+  /** Lease: the runner instance working on the task, and until when it may do so unrenewed. */
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  /** How many times the task was claimed; doubles as the lease's fencing token. */
+  attempts: number;
+}
+
+export interface SlicerWithTask {
+  slicer: SlicerRecord;
+  /** The slicer's latest task. */
+  task: TaskRecord;
+}
+
+/** Identifies one claim of a task: writes with an outdated fence are refused. */
+export interface LeaseFence {
+  owner: string;
+  attempt: number;
+}
+
+export interface ClaimedTask extends TaskRecord {
+  /** True when the task was IN_PROGRESS under an expired lease (its runner died or stopped). */
+  resumed: boolean;
+}
+
+export interface ClaimInput {
+  owner: string;
+  now: number;
+  leaseMs: number;
+}
+
+export interface FinishInput {
+  taskId: string;
+  fence: LeaseFence;
+  state: TerminalTaskState;
+  failureReason: string | null;
+  /** New ingest URL of the slicer; `undefined` leaves it unchanged. */
+  ingestUrl: string | null | undefined;
+  now: number;
+}
+
+/**
+ * The task queue as the runner sees it. Every method is atomic. A task is claimable when it is
+ * PENDING, or IN_PROGRESS under an expired lease, and no older task of its slicer is unfinished;
+ * a claim takes the oldest claimable task (PENDING -> IN_PROGRESS is persisted by the claim).
+ * With several instances on one database, at most one of them holds a task's lease.
+ */
+export interface SlicerTaskStore {
+  /**
+   * Expires the leases held by `owner` (every lease when `owner` is undefined), so their
+   * IN_PROGRESS tasks can be claimed again at once. Returns how many were released.
+   */
+  releaseLeases(now: number, owner?: string): Promise<number>;
+  claimNextTask(input: ClaimInput): Promise<ClaimedTask | undefined>;
+  /** Extends the lease; false when the fence is outdated (the task was taken over or finished). */
+  renewLease(taskId: string, fence: LeaseFence, leaseExpiresAt: number): Promise<boolean>;
+  /** Gives the task up (it stays IN_PROGRESS, claimable at once); false when the fence is outdated. */
+  releaseLease(taskId: string, fence: LeaseFence, now: number): Promise<boolean>;
+  /** IN_PROGRESS -> COMPLETED | FAILED and the slicer's new state, together; false when the fence is outdated. */
+  finishTask(input: FinishInput): Promise<boolean>;
+}
+
+export type NewSlicer = Pick<SlicerRecord, 'id' | 'workspaceId' | 'config' | 'createdAt'>;
+export type NewTask = Pick<TaskRecord, 'id' | 'operation' | 'createdAt'>;
+
+export interface EnqueueInput {
+  workspaceId: string;
+  slicerId: string;
+  task: NewTask;
+  /** Fields to change in the desired configuration (UPDATE), merged inside the transaction. */
+  configPatch?: Partial<SlicerConfig>;
+}
+
+export type EnqueueOutcome =
+  | { kind: 'enqueued'; slicer: SlicerRecord; task: TaskRecord }
+  | { kind: 'not_found' }
+  | { kind: 'deletion_pending' };
+
+export interface TaskFilter {
+  state?: TaskState | undefined;
+  operation?: TaskOperation | undefined;
+  slicerId?: string | undefined;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Items matching the filter over all pages. */
+  total: number;
+}
+
+/** Position after which a slicer list page starts (newest first). */
+export interface SlicerCursor {
+  createdAt: number;
+  id: string;
+}
+
+/**
+ * Slicers and tasks as the service sees them, always within one workspace. Slicers whose
+ * DELETE task completed are gone from here (their tasks stay listed).
+ */
+export interface SlicerStore {
+  /** Inserts the slicer and its CREATE task together. */
+  createSlicer(slicer: NewSlicer, task: NewTask): Promise<SlicerWithTask>;
+  /** Adds a task to a live slicer unless a DELETE is already queued for it. */
+  enqueueTask(input: EnqueueInput): Promise<EnqueueOutcome>;
+  findSlicer(workspaceId: string, slicerId: string): Promise<SlicerWithTask | undefined>;
+  /** Newest first. */
+  listSlicers(workspaceId: string, limit: number, after?: SlicerCursor): Promise<Page<SlicerWithTask>>;
+  findTask(workspaceId: string, taskId: string): Promise<TaskRecord | undefined>;
+  /** Newest first; `beforeSeq` starts the page after that task. */
+  listTasks(workspaceId: string, filter: TaskFilter, limit: number, beforeSeq?: number): Promise<Page<TaskRecord>>;
+}
