@@ -4,9 +4,10 @@
  */
 import os from 'node:os';
 import { authBenchmark } from './auth.bench.js';
+import { syndicationBenchmark } from './syndication.bench.js';
 import { printComparison, type Benchmark } from './lib/report.js';
 
-const benchmarks: Benchmark[] = [authBenchmark];
+const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark];
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks;

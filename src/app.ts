@@ -13,6 +13,7 @@ import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.routes.js';
+import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
@@ -65,6 +66,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   // The whole API, one module at a time.
   await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });
   await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
+  await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
 
   await app.ready();
   return app;

@@ -10,6 +10,7 @@ import { Metrics } from './platform/http/metrics.js';
 import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
 import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
+import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 
 /** Background work a module runs while the server is up (journals, dispatchers, task runners). */
 export interface BackgroundWork {
@@ -33,9 +34,12 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
+  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
   errorReports: ErrorReportSink;
   /** Managed slicers: service and the task runner that carries out their tasks. */
   managedSlicers: ManagedSlicers;
+  /** Publishing targets, schedules, regions and clipping profiles. */
+  syndication: SyndicationModule;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -48,6 +52,8 @@ export interface RuntimeOverrides {
   /** PostgreSQL schema for storage (tests isolate themselves in one). */
   pgSchema?: string;
   processMetrics?: boolean;
+  /** Replaces side effects of the publishing module (tests). */
+  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -62,6 +68,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   const managedSlicers = createManagedSlicers({ config, clock, ids, storage });
+  const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
 
   const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
@@ -79,6 +86,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     workspaces,
     errorReports: discardErrorReports,
     managedSlicers,
+    syndication,
     async start() {
       for (const work of background) {
         await work.start();

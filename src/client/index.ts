@@ -1,6 +1,7 @@
 import { ClientCore, type ClientOptions } from './client.js';
 import { WorkspaceApi } from './workspaces.js';
 import { ManagedSlicerApi } from './managed-slicers.js';
+import { SyndicationApi } from './syndication.js';
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -11,10 +12,12 @@ export class PlaylineClient {
   readonly core: ClientCore;
   readonly workspace: WorkspaceApi;
   readonly managedSlicers: ManagedSlicerApi;
+  readonly syndication: SyndicationApi;
 
   constructor(options: ClientOptions) {
     this.core = new ClientCore(options);
     this.workspace = new WorkspaceApi(this.core);
     this.managedSlicers = new ManagedSlicerApi(this.core);
+    this.syndication = new SyndicationApi(this.core);
   }
 }

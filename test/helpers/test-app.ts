@@ -4,7 +4,8 @@ import { FakeClock, type Clock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
 import type { App } from '../../src/platform/http/types.js';
 import { sequentialIds, type IdGenerator } from '../../src/platform/ids.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOverrides } from '../../src/runtime.js';
+import type { FastifyServerOptions } from 'fastify';
 import type { CreatedApiKey, KeyKind, Workspace } from '../../src/modules/workspaces/workspaces.service.js';
 import { openSqliteForTest, type TestStorage } from './engines.js';
 
@@ -34,6 +35,10 @@ export interface TestAppOptions {
   ids?: IdGenerator;
   /** Environment-style settings (PLAYLINE_*), e.g. { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' }. */
   env?: Record<string, string>;
+  /** Replaces side effects of modules (fake publishers, provisioners, resolvers...). */
+  overrides?: Omit<RuntimeOverrides, 'clock' | 'ids' | 'storage'>;
+  /** App logger options (e.g. a stream capturing lines); default none. */
+  logger?: FastifyServerOptions['logger'];
   /** Call runtime.start() (background work) before returning. Default true. */
   start?: boolean;
 }
@@ -53,9 +58,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...(storage.databaseUrl ? { PLAYLINE_DATABASE_URL: storage.databaseUrl } : {}),
     ...options.env,
   });
-  const runtime = await createRuntime(config, { clock, ids: options.ids ?? sequentialIds(), storage: storage.storage });
+  const runtime = await createRuntime(config, { ...options.overrides, clock, ids: options.ids ?? sequentialIds(), storage: storage.storage });
   if (options.start ?? true) await runtime.start();
-  const app = await buildApp(runtime, { logger: false });
+  const app = await buildApp(runtime, { logger: options.logger ?? false });
   const clientFor = (owner: string, apiKey: string) =>
     new PlaylineClient({ transport: injectTransport(app), owner, apiKey, now: () => clock.now() });
   const workspace = await runtime.workspaces.createWorkspace('Test workspace');

@@ -55,7 +55,7 @@ function openSqlite(options: StorageOptions): Storage {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     engine: 'sqlite',
@@ -63,6 +63,27 @@ function openSqlite(options: StorageOptions): Storage {
       sqlite.prepare('select 1').get();
     },
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a small query, so each
+ * distinct SQL text is prepared once and reused (Kysely runs one query at a time on this
+ * connection, so a statement is never in use twice). Bounded: the oldest is dropped.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 1000) {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (!statement) {
+        statement = sqlite.prepare(text);
+        if (statements.size >= max) statements.delete(statements.keys().next().value as string);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ManagedSlicerTables } from '../../modules/managed-slicers/managed-slicers.tables.js';
+import type { SyndicationTables } from '../../modules/syndication/syndication.tables.js';
 
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
@@ -29,4 +30,4 @@ export interface FoundationTables {
   api_keys: ApiKeyTable;
 }
 
-export interface Database extends FoundationTables, ManagedSlicerTables {}
+export interface Database extends FoundationTables, ManagedSlicerTables, SyndicationTables {}

@@ -1,0 +1,179 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { PlaylineApiError } from '../../client/index.js';
+import { createSyndicationTestApp, type SyndicationTestApp } from './syndication.test-support.js';
+import type { SyndicationTables } from './syndication.tables.js';
+
+const STREAM_KEY = 'sk-CLEARTEXT-stream-4f1d';
+const PASSWORD = 'pw-CLEARTEXT-zixi-77aa';
+const NEW_PASSWORD = 'pw-CLEARTEXT-rotated-91bc';
+const STREAM_ID = 'sid-CLEARTEXT-zixi-5e02';
+const secrets = [STREAM_KEY, PASSWORD, NEW_PASSWORD, STREAM_ID];
+
+describe('publishing target routes', () => {
+  let s: SyndicationTestApp;
+  const bodies: string[] = [];
+  const send = async (method: string, path: string, body?: unknown) => {
+    const response = await s.client.core.send(method, `/api/v4${path}`, body === undefined ? {} : { body });
+    bodies.push(response.body);
+    return { status: response.status, json: JSON.parse(response.body) as Record<string, unknown> & { errors?: { path: string }[] } };
+  };
+  before(async () => {
+    s = await createSyndicationTestApp();
+  });
+  after(() => s.close());
+
+  test('create, PATCH and read keep every secret out of the row, the responses and the logs', async () => {
+    const rtmp = await send('POST', '/syndication-target', {
+      description: 'main',
+      platform: 'Custom',
+      target_protocol: 'rtmp',
+      target_stream: `rtmp://ingest.example.com/live/${STREAM_KEY}`,
+    });
+    assert.equal(rtmp.status, 201);
+    assert.equal(rtmp.json.target_stream, '********');
+    assert.equal(rtmp.json['@type'], 'SyndicationTarget');
+    assert.equal(rtmp.json['@id'], `/api/v4/syndication-target/${String(rtmp.json.id)}`);
+    assert.equal(rtmp.json.status, 'stopped');
+
+    const zixi = await send('POST', '/syndication-target', {
+      platform: 'Pluto TV',
+      target_protocol: 'zixi',
+      platform_config: { host: 'zixi.example.net', port: 2088, password: PASSWORD, stream_id: STREAM_ID },
+    });
+    assert.equal(zixi.status, 201);
+    assert.deepEqual(zixi.json.platform_config, { host: 'zixi.example.net', port: 2088, password: '********', stream_id: '********' });
+
+    // Changing only the password keeps host, port and stream_id.
+    const patched = await send('PATCH', `/syndication-target/${String(zixi.json.id)}`, {
+      platform: 'Pluto TV',
+      target_protocol: 'zixi',
+      platform_config: { password: NEW_PASSWORD },
+    });
+    assert.equal(patched.status, 200);
+    assert.deepEqual(patched.json.platform_config, zixi.json.platform_config);
+    const opened = await s.module.targets.openForPublishing(s.t.workspace.id, String(zixi.json.id));
+    assert.deepEqual(opened.target.platform_config, { host: 'zixi.example.net', port: 2088, password: NEW_PASSWORD, stream_id: STREAM_ID });
+
+    const refused = await send('POST', '/syndication-target', {
+      platform: 'Custom',
+      target_protocol: 'rtmp',
+      target_stream: `rtmp://ingest.example.com/${STREAM_KEY}`,
+      platform_config: { password: PASSWORD },
+    });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.json.errors?.map((e) => e.path).sort(), ['/platform_config/password', '/target_stream']);
+
+    await send('GET', '/syndication-target');
+    await send('GET', `/syndication-target/${String(rtmp.json.id)}`);
+
+    const db = s.t.runtime.storage.db.withTables<SyndicationTables>();
+    const rows = await db.selectFrom('syndication_targets').selectAll().execute();
+    assert.equal(rows.length, 2);
+    const raw = JSON.stringify(rows);
+    const seen = `${raw}\n${bodies.join('\n')}\n${s.logs.join('')}`;
+    assert.ok(s.logs.length > 0, 'the app logged');
+    for (const secret of secrets) assert.ok(!seen.includes(secret), `${secret} appears in a row, response or log line`);
+  });
+
+  test('a PATCH switching platform names the leftover keys of the old one; null removes them', async () => {
+    const created = await s.api.createTarget({
+      platform: 'AWS Elemental MediaConnect',
+      target_protocol: 'zixi',
+      platform_config: { host: 'mc.example.net', port: 2088, password: 'p', stream_id: 's' },
+    });
+    const switched = await send('PATCH', `/syndication-target/${created.id}`, { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_1' });
+    assert.equal(switched.status, 400);
+    assert.equal(switched.json.code, 'validation_failed');
+    const paths = ['/platform_config/host', '/platform_config/password', '/platform_config/port', '/platform_config/stream_id'];
+    assert.deepEqual(switched.json.errors?.map((e) => e.path).sort(), paths);
+    for (const path of paths) assert.match(String(switched.json.detail), new RegExp(path));
+
+    const cleared = await s.api.updateTarget(created.id, {
+      platform: 'Twitch',
+      target_protocol: 'rtmp',
+      target_stream: 'live_1',
+      platform_config: { host: null, port: null, password: null, stream_id: null },
+    });
+    assert.equal(cleared.platform, 'Twitch');
+    assert.deepEqual(cleared.platform_config, {});
+    assert.equal(cleared.target_stream, '********');
+  });
+
+  test('PATCH without platform and target_protocol reports both, with the other violations', async () => {
+    const created = await s.api.createTarget({ platform: 'TikTok', target_protocol: 'rtmp', target_stream: 'k1' });
+    const result = await send('PATCH', `/syndication-target/${created.id}`, { platform_config: { integrated: true, port: 0 } });
+    assert.equal(result.status, 400);
+    assert.deepEqual(result.json.errors?.map((e) => e.path).sort(), ['/platform', '/platform_config/integrated', '/platform_config/port', '/target_protocol']);
+  });
+
+  test('three violations in one body come back at once', async () => {
+    const result = await send('POST', '/syndication-target', {
+      platform: 'Custom',
+      target_protocol: 'rist',
+      target_stream: 'rist://rist.example.com:5001',
+      platform_config: { type: 'pull', host: 'h.example' },
+    });
+    assert.equal(result.status, 400);
+    assert.deepEqual(result.json.errors?.map((e) => e.path).sort(), ['/platform_config/host', '/platform_config/type', '/target_stream']);
+  });
+
+  test('integrated targets need a compatible clipping profile', async () => {
+    const youtube = await s.api.createClippingProfile({ description: 'yt', integrations: [{ service: 'YouTube', account: 'channel' }] });
+    const facebook = await s.api.createClippingProfile({ description: 'fb', integrations: [{ service: 'Facebook', account: 'page' }] });
+    const wrong = await send('POST', '/syndication-target', {
+      platform: 'Facebook', target_protocol: 'rtmp', platform_config: { integrated: true, page_id: '42', clipping_profile_id: youtube.id },
+    });
+    assert.deepEqual(wrong.json.errors?.map((e) => e.path), ['/platform_config/clipping_profile_id']);
+    const right = await s.api.createTarget({
+      platform: 'Facebook', target_protocol: 'rtmp', platform_config: { integrated: true, page_id: '42', clipping_profile_id: facebook.id },
+    });
+    assert.equal(right.platform_config.clipping_profile_id, facebook.id);
+    assert.equal(right.target_stream, undefined);
+    const compatible = await s.api.listClippingProfiles('Facebook');
+    assert.deepEqual(compatible.items.map((p) => p.id), [facebook.id]);
+    assert.equal(compatible.total_items, 1);
+  });
+
+  test("another workspace's targets are 404 for every target route", async () => {
+    const mine = await s.api.createTarget({ platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'k2' });
+    const attempts: [string, () => Promise<unknown>][] = [
+      ['get', () => s.otherApi.getTarget(mine.id)],
+      ['patch', () => s.otherApi.updateTarget(mine.id, { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'x' })],
+      ['delete', () => s.otherApi.deleteTarget(mine.id)],
+      ['test', () => s.otherApi.testTarget(mine.id)],
+    ];
+    for (const [name, attempt] of attempts) {
+      await assert.rejects(attempt, (err: unknown) => err instanceof PlaylineApiError && err.status === 404 && err.code === 'not_found', name);
+    }
+    const theirs = await s.otherApi.listTargets();
+    assert.equal(theirs.total_items, 0);
+    assert.equal((await s.api.getTarget(mine.id)).target_stream, '********');
+  });
+
+  test('DELETE answers the Deleted shape, then the target is gone', async () => {
+    const target = await s.api.createTarget({ platform: 'TikTok', target_protocol: 'rtmp', target_stream: 'k3' });
+    assert.deepEqual(await s.api.deleteTarget(target.id), { '@id': `/api/v4/syndication-target/${target.id}`, '@type': 'SyndicationTarget', message: 'Deleted' });
+    await assert.rejects(() => s.api.getTarget(target.id), (err: unknown) => err instanceof PlaylineApiError && err.status === 404);
+  });
+
+  test('every syndication route is in the OpenAPI document', async () => {
+    const response = await s.app.inject({ method: 'GET', url: '/api/v4/openapi.json' });
+    const doc = response.json() as { paths: Record<string, Record<string, unknown>> };
+    const expected: [string, string][] = [
+      ['post', '/api/v4/syndication-target'], ['get', '/api/v4/syndication-target'],
+      ['get', '/api/v4/syndication-target/{id}'], ['patch', '/api/v4/syndication-target/{id}'], ['delete', '/api/v4/syndication-target/{id}'],
+      ['patch', '/api/v4/syndication-target-test/{id}'],
+      ['post', '/api/v4/syndication-schedule'], ['get', '/api/v4/syndication-schedule'],
+      ['get', '/api/v4/syndication-schedule/{id}'], ['patch', '/api/v4/syndication-schedule/{id}'], ['delete', '/api/v4/syndication-schedule/{id}'],
+      ['patch', '/api/v4/syndication-schedule-action/{id}'],
+      ['get', '/api/v4/syndication-regions'],
+      ['post', '/api/v4/syndication-clipping-profiles'], ['get', '/api/v4/syndication-clipping-profiles'], ['get', '/api/v4/syndication-clipping-profiles/{id}'],
+    ];
+    for (const [method, path] of expected) assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} missing from the OpenAPI document`);
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2)?.slice(0, 2000));
+  });
+});
