@@ -33,7 +33,7 @@ export interface StorageOptions {
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   const storage = options.databaseUrl ? openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options);
   try {
-    await migrate(storage.db);
+    await migrate(storage.db, options.databaseUrl ? options.pgSchema : undefined);
   } catch (err) {
     await storage.close();
     throw err;
@@ -104,10 +104,13 @@ function openPostgres(url: string, schema?: string): Storage {
   };
 }
 
-async function migrate(db: Db): Promise<void> {
+async function migrate(db: Db, pgSchema: string | undefined): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    // Without it Kysely looks for its migration tables in every schema, so another schema's
+    // tables (another test, another tenant) would be taken for ours.
+    ...(pgSchema ? { migrationTableSchema: pgSchema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
