@@ -12,8 +12,10 @@ import { recordRoutes } from './platform/http/route-table.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
+import { errorReportingRoutes } from './modules/error-reporting/error-reporting.routes.js';
 import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.routes.js';
 import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
+import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
@@ -65,8 +67,10 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
 
   // The whole API, one module at a time.
   await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });
+  await app.register(async (api) => errorReportingRoutes(api, { errorReporting: runtime.errorReporting.service }), { prefix: API_PREFIX });
   await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
   await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
+  await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
 
   await app.ready();
   return app;

@@ -9,8 +9,10 @@ import { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
 import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
 import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
+import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
+import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 
 /** Background work a module runs while the server is up (journals, dispatchers, task runners). */
 export interface BackgroundWork {
@@ -34,12 +36,15 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
-  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
   errorReports: ErrorReportSink;
+  /** Error Reporting: callback settings service, dispatcher, client. */
+  errorReporting: ErrorReporting;
   /** Managed slicers: service and the task runner that carries out their tasks. */
   managedSlicers: ManagedSlicers;
   /** Publishing targets, schedules, regions and clipping profiles. */
   syndication: SyndicationModule;
+  /** VOD statistics: durable event ingest (journal + in-memory store) and the statistics queries. */
+  vodStats: VodStats;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -67,8 +72,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
+  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics });
   const managedSlicers = createManagedSlicers({ config, clock, ids, storage });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
+  // Accepted error events go to whatever sink the runtime holds when they arrive.
+  const vodStats = createVodStats({ config, clock, metrics, errorReports: () => runtime.errorReports });
 
   const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
@@ -85,8 +93,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     authenticator,
     workspaces,
     errorReports: discardErrorReports,
+    errorReporting,
     managedSlicers,
     syndication,
+    vodStats,
     async start() {
       for (const work of background) {
         await work.start();
@@ -102,9 +112,15 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   // Modules, one block each: create services, add them to the runtime, queue background work.
 
+  // Error Reporting: accepted error events go to the callback dispatcher (submit never waits).
+  runtime.errorReports = errorReporting.dispatcher;
+  background.push(errorReporting.background);
 
   // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.
   background.push(managedSlicers.work);
+
+  // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop.
+  background.push(vodStats.work);
 
   return runtime;
 }

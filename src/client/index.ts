@@ -1,7 +1,9 @@
 import { ClientCore, type ClientOptions } from './client.js';
 import { WorkspaceApi } from './workspaces.js';
+import { ErrorReportingApi } from './error-reporting.js';
 import { ManagedSlicerApi } from './managed-slicers.js';
 import { SyndicationApi } from './syndication.js';
+import { VodStatsApi } from './vod-stats.js';
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -11,13 +13,17 @@ export { signV4, encodeMsg, signatureOf } from '../platform/auth/v4-signature.js
 export class PlaylineClient {
   readonly core: ClientCore;
   readonly workspace: WorkspaceApi;
+  readonly errorReporting: ErrorReportingApi;
   readonly managedSlicers: ManagedSlicerApi;
   readonly syndication: SyndicationApi;
+  readonly vodStats: VodStatsApi;
 
   constructor(options: ClientOptions) {
     this.core = new ClientCore(options);
     this.workspace = new WorkspaceApi(this.core);
+    this.errorReporting = new ErrorReportingApi(this.core);
     this.managedSlicers = new ManagedSlicerApi(this.core);
     this.syndication = new SyndicationApi(this.core);
+    this.vodStats = new VodStatsApi(this.core);
   }
 }

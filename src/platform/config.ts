@@ -22,6 +22,11 @@ export const ConfigSchema = Type.Object({
     'PLAYLINE_LOG_LEVEL', '--log-level', 'Log level: fatal, error, warn, info, debug, trace or silent',
   ),
   callbackAllowlist: setting(Type.String({ default: '' }), 'PLAYLINE_CALLBACK_ALLOWLIST', '--callback-allowlist', 'Comma-separated CIDRs or host names that callback URLs may reach despite the SSRF guard'),
+  // error-reporting
+  callbackRatePerS: setting(Type.Integer({ minimum: 1, maximum: 1000000, default: 500 }), 'PLAYLINE_CALLBACK_RATE', '--callback-rate', 'Error reports per second sent to one callback endpoint (token bucket; the burst is the same number)'),
+  callbackQueueSize: setting(Type.Integer({ minimum: 1, maximum: 100000, default: 1000 }), 'PLAYLINE_CALLBACK_QUEUE', '--callback-queue', 'Error reports waiting per callback endpoint; more are dropped and counted as throttled'),
+  callbackConcurrency: setting(Type.Integer({ minimum: 1, maximum: 256, default: 32 }), 'PLAYLINE_CALLBACK_CONCURRENCY', '--callback-concurrency', 'Callback requests in flight (and keep-alive connections) per endpoint'),
+  callbackTimeoutMs: setting(Type.Integer({ minimum: 100, maximum: 60000, default: 5000 }), 'PLAYLINE_CALLBACK_TIMEOUT_MS', '--callback-timeout-ms', 'Time a callback receiver has to answer (delivery and the settings test)'),
   statsDelayMs: setting(Type.Integer({ minimum: 0, maximum: 600000, default: 0 }), 'PLAYLINE_STATS_DELAY_MS', '--stats-delay-ms', 'Delay before an accepted event is visible to statistics queries (the original platform: 180000)'),
   slicerProvisionMs: setting(Type.Integer({ minimum: 0, maximum: 3600000, default: 2000 }), 'PLAYLINE_SLICER_PROVISION_MS', '--slicer-provision-ms', 'How long the simulated slicer provisioner takes per task'),
   slicerFailureRate: setting(Type.Number({ minimum: 0, maximum: 1, default: 0 }), 'PLAYLINE_SLICER_FAILURE_RATE', '--slicer-failure-rate', 'Share of simulated slicer tasks that fail (0 to 1)'),

@@ -41,6 +41,8 @@ export const errorCatalogue = {
   callback_test_failed: { status: 422, title: 'The callback URL did not answer the test POST with 200 within the timeout' },
   callback_url_refused: { status: 422, title: 'The callback URL resolves to an address callbacks may not reach' },
   callback_not_configured: { status: 422, title: 'No callback URL is configured for this workspace' },
+  // vod-stats
+  stats_not_found: { status: 404, title: 'No statistics for this asset' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

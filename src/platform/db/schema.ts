@@ -1,3 +1,4 @@
+import type { ErrorReportingTables } from '../../modules/error-reporting/error-reporting.tables.js';
 import type { ManagedSlicerTables } from '../../modules/managed-slicers/managed-slicers.tables.js';
 import type { SyndicationTables } from '../../modules/syndication/syndication.tables.js';
 
@@ -30,4 +31,4 @@ export interface FoundationTables {
   api_keys: ApiKeyTable;
 }
 
-export interface Database extends FoundationTables, ManagedSlicerTables, SyndicationTables {}
+export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, SyndicationTables {}

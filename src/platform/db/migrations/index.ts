@@ -1,13 +1,16 @@
 import type { Migration } from 'kysely';
 import { foundationMigration } from './0001_foundation.js';
+import { errorReportingMigration } from '../../../modules/error-reporting/error-reporting.migration.js';
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
+ * 0001-0099 foundation, 0100 vod-stats, 0200 error-reporting, 0300 syndication,
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
+  '0200_error_reporting': errorReportingMigration,
   '0300_syndication': syndicationMigration,
   '0400_managed_slicers': managedSlicersMigration,
 };

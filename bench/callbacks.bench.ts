@@ -1,0 +1,198 @@
+/**
+ * Error Reporting callbacks: reports/s the dispatcher delivers to a local keep-alive receiver
+ * (baseline: plain undici POSTs with the same concurrency), and ingest throughput with and
+ * without delivery running (baseline: the same ingest with no callback configured).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import { systemClock } from '../src/platform/clock.js';
+import { randomIds } from '../src/platform/ids.js';
+import { signV4 } from '../src/platform/auth/v4-signature.js';
+import { parseCallbackAllowList } from '../src/platform/net/callback-allowlist.js';
+import { SsrfGuard } from '../src/platform/net/ssrf-guard.js';
+import { CallbackClient } from '../src/modules/error-reporting/callback-client.js';
+import { CallbackDispatcher } from '../src/modules/error-reporting/callback-dispatcher.js';
+import type { ErrorReportInput } from '../src/modules/error-reporting/error-report.js';
+import { generateSigningSecret, WebhookSigner } from '../src/modules/error-reporting/webhook-signature.js';
+import { load, startBenchServer } from './lib/http-load.js';
+import type { Benchmark, Comparison } from './lib/report.js';
+
+const receiverScript = new URL('./callbacks-receiver.ts', import.meta.url).pathname;
+const apiServerScript = new URL('./servers/api-server.ts', import.meta.url).pathname;
+const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
+/** Requests in flight per endpoint, for the dispatcher and the raw baseline alike (PLAYLINE_CALLBACK_CONCURRENCY's default). */
+const concurrency = 32;
+
+const report: ErrorReportInput = {
+  owner: 'bench',
+  url: 'https://edge.example.com/play/0123456789abcdef0123456789abcdef.m3u8?exp=1&sig=abc',
+  ip: '203.0.113.77',
+  code: 403,
+  ua: 'Mozilla/5.0 (bench) AppleWebKit/537.36',
+  msg: 'Invalid token signature',
+  timestamp: 1_763_719_200,
+};
+
+type Receiver = Awaited<ReturnType<typeof startBenchServer>>;
+
+const receiverCount = (receiver: Receiver): Promise<number> =>
+  new Promise((resolve) => {
+    receiver.child.once('message', (m) => resolve((m as { count: number }).count));
+    receiver.child.send('count');
+  });
+
+/** Plain undici: `concurrency` loops POSTing the same body for the duration. */
+const rawPosts = async (url: string, body: string): Promise<{ perSecond: number; cpuUsPerReport: number }> => {
+  const target = new URL(url);
+  const cpu = process.cpuUsage();
+  const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1 });
+  const deadline = Date.now() + durationS * 1000;
+  let sent = 0;
+  const worker = async () => {
+    while (Date.now() < deadline) {
+      const res = await pool.request({ path: target.pathname, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      await res.body.dump();
+      if (res.statusCode === 200) sent += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const used = process.cpuUsage(cpu);
+  await pool.close();
+  return { perSecond: sent / durationS, cpuUsPerReport: (used.user + used.system) / sent };
+};
+
+/** The dispatcher with the real client: keep its queue topped up for the duration, count deliveries. */
+const dispatcherDeliveries = async (url: string): Promise<{ perSecond: number; cpuUsPerReport: number }> => {
+  const guard = new SsrfGuard({ allowList: parseCallbackAllowList('127.0.0.1/32') });
+  const client = new CallbackClient({ guard, connectionsPerEndpoint: concurrency });
+  const dispatcher = new CallbackDispatcher({
+    transport: client,
+    clock: systemClock,
+    ids: randomIds,
+    ratePerSecond: 1_000_000,
+    burst: 1_000_000,
+    maxInFlight: concurrency,
+  });
+  dispatcher.setRoute('bench', { owner: 'bench', url, signer: new WebhookSigner([generateSigningSecret()]) });
+  const cpu = process.cpuUsage();
+  const started = Date.now();
+  const deadline = started + durationS * 1000;
+  // Top the queue up every few milliseconds, as ingest batches would; spinning would steal the
+  // CPU the receiver and the sockets need.
+  while (Date.now() < deadline) {
+    for (let i = 0; i < 1000 && dispatcher.submit(report) === 'queued'; i += 1);
+    await sleep(5);
+  }
+  const used = process.cpuUsage(cpu);
+  const { delivered } = dispatcher.stats().totals;
+  const perSecond = delivered / ((Date.now() - started) / 1000);
+  dispatcher.close();
+  await client.close();
+  return { perSecond, cpuUsPerReport: (used.user + used.system) / delivered };
+};
+
+const ndjsonBatch = (owner: string, size: number, errorShare: number): string => {
+  const lines: string[] = [];
+  for (let i = 0; i < size; i += 1) {
+    const isError = i < size * errorShare;
+    lines.push(
+      JSON.stringify(
+        isError
+          ? { type: 'error', owner, asset_id: `asset-${i % 50}`, session_id: `s-${i}`, error_code: 110, http_status: 403, url: report.url, ip: report.ip, ua: report.ua, msg: report.msg }
+          : { type: i % 2 === 0 ? 'request' : 'start', owner, asset_id: `asset-${i % 50}`, session_id: `s-${i}` },
+      ),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+};
+
+/** Ingest over HTTP with no callback, then with one to the receiver; null when the ingest route is not there yet. */
+const ingestSideBySide = async (receiver: Receiver): Promise<Comparison[] | null> => {
+  const app = await startBenchServer(apiServerScript, {
+    BENCH_SERVER: 'app',
+    PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
+    PLAYLINE_CALLBACK_RATE: '1000000',
+    PLAYLINE_CALLBACK_QUEUE: '10000',
+  });
+  try {
+    const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
+    if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
+    const [owner, key] = [creds[1], creds[2]];
+    const signed = (path: string) => {
+      const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));
+      return `${path}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+    };
+    const batchSize = 1000;
+    const body = ndjsonBatch(owner, batchSize, 0.1);
+    const probe = await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+    if (probe.status === 404) return null;
+    const ingest = () =>
+      load({
+        url: app.url,
+        connections: 8,
+        requests: [{ method: 'POST', path: signed('/api/v4/monitoring/events'), body, headers: { 'content-type': 'application/x-ndjson' } }],
+      });
+    const without = await ingest();
+    const put = await fetch(`${app.url}${signed('/api/v4/error-reporting/settings')}`, {
+      method: 'PUT',
+      body: JSON.stringify({ callback_url: receiver.url }),
+      headers: { 'content-type': 'application/json' },
+    });
+    if (put.status !== 200) throw new Error(`saving the callback answered ${put.status}: ${await put.text()}`);
+    const before = await receiverCount(receiver);
+    const withDelivery = await ingest();
+    const delivered = ((await receiverCount(receiver)) - before) / durationS;
+    if (without.non2xx > 0 || withDelivery.non2xx > 0) throw new Error('ingest answered non-2xx');
+    const eventsWithout = without.requestsPerSec * batchSize;
+    const eventsWith = withDelivery.requestsPerSec * batchSize;
+    return [
+      {
+        name: 'ingest while delivering (10 % error events)',
+        unit: 'events/s',
+        value: eventsWith,
+        baseline: { name: 'ingest, no callback configured', value: eventsWithout },
+        target: '>= 80 % of baseline',
+        met: eventsWith >= 0.8 * eventsWithout,
+      },
+      { name: 'reports delivered meanwhile', unit: 'reports/s', value: delivered, target: '>= 20,000/s', met: delivered >= 20_000 },
+    ];
+  } finally {
+    await app.stop();
+  }
+};
+
+export const callbacksBenchmark: Benchmark = {
+  name: 'callbacks',
+  description: 'error reports to a local keep-alive receiver; ingest with and without delivery',
+  async run() {
+    const receiver = await startBenchServer(receiverScript);
+    try {
+      const body = JSON.stringify({ ...report, subtype: 'web' });
+      const raw = await rawPosts(`${receiver.url}`, body);
+      const dispatched = await dispatcherDeliveries(receiver.url);
+      const results: Comparison[] = [
+        {
+          name: `dispatcher deliveries (signed, ${concurrency} in flight)`,
+          unit: 'reports/s',
+          value: dispatched.perSecond,
+          baseline: { name: `plain undici POSTs, ${concurrency} in flight`, value: raw.perSecond },
+          target: '>= 20,000/s',
+          met: dispatched.perSecond >= 20_000,
+        },
+        {
+          // CPU per report moves less than throughput when other processes share the cores.
+          name: 'sender CPU per delivered report',
+          unit: 'us',
+          value: dispatched.cpuUsPerReport,
+          baseline: { name: 'plain undici POST', value: raw.cpuUsPerReport },
+        },
+      ];
+      const ingest = await ingestSideBySide(receiver);
+      if (ingest) results.push(...ingest);
+      else process.stdout.write('  ingest side by side: skipped, POST /api/v4/monitoring/events is not wired yet\n');
+      return results;
+    } finally {
+      await receiver.stop();
+    }
+  },
+};

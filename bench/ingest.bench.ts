@@ -1,0 +1,113 @@
+/**
+ * Ingest: NDJSON batches POSTed to the real app (journaled with fsync, counted) vs plain
+ * JSON.parse of the same bytes in one thread, the baseline from the same run (DESIGN §9:
+ * >= 1,000,000 events/s and >= 50 % of JSON.parse).
+ */
+import { signV4 } from '../src/platform/auth/v4-signature.js';
+import { parseEventBatch } from '../src/modules/vod-stats/event-batch.js';
+import { load, startBenchServer } from './lib/http-load.js';
+import type { Benchmark, Comparison } from './lib/report.js';
+
+const server = new URL('./servers/api-server.ts', import.meta.url).pathname;
+const EVENTS_PER_BATCH = 5_000;
+const BODIES = 8;
+/** One playback session's events, in order; one session in ten fails instead of its second request. */
+const SESSION = ['request', 'manifest', 'start', 'ad', 'request', 'request'] as const;
+
+/**
+ * Realistic batches: 32-hex asset ids (10,000 assets), each session's six events on one asset,
+ * latencies on manifest and ad, an error in one session of ten, no ts (receipt time).
+ */
+export const ingestBodies = (owner: string, bodies = BODIES, perBatch = EVENTS_PER_BATCH): string[] =>
+  Array.from({ length: bodies }, (_, b) => {
+    const lines: string[] = [];
+    for (let i = 0; i < perBatch; i++) {
+      const n = b * perBatch + i;
+      const session = Math.floor(n / SESSION.length);
+      const step = n % SESSION.length;
+      const type = step === 5 && session % 10 === 0 ? 'error' : (SESSION[step] as (typeof SESSION)[number]);
+      const event: Record<string, unknown> = {
+        type,
+        owner,
+        asset_id: (session % 10_000).toString(16).padStart(32, '0'),
+        session_id: `${session.toString(16).padStart(16, '0')}-sess`,
+      };
+      if (type === 'manifest' || type === 'ad') event.latency_ms = 20 + (n % 300) / 4;
+      if (type === 'error') event.error_code = 103 + (session % 3);
+      lines.push(JSON.stringify(event));
+    }
+    return `${lines.join('\n')}\n`;
+  });
+
+/** Events/s of `fn` over the bodies, repeated for about `seconds` (one thread). */
+const eventsPerSecond = (bodies: string[], seconds: number, fn: (body: string) => void): number => {
+  const lineCount = bodies.reduce((n, b) => n + b.split('\n').length - 1, 0);
+  for (const body of bodies) fn(body); // warm up
+  const started = process.hrtime.bigint();
+  let rounds = 0;
+  let elapsed: number;
+  do {
+    for (const body of bodies) fn(body);
+    rounds++;
+    elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  } while (elapsed < seconds);
+  return (rounds * lineCount) / elapsed;
+};
+
+const jsonParseLines = (body: string): void => {
+  for (const line of body.split('\n')) if (line !== '') JSON.parse(line);
+};
+
+export const ingestBenchmark: Benchmark = {
+  name: 'ingest',
+  description: `NDJSON batches of ${EVENTS_PER_BATCH} events over HTTP (journal fsync + counting) vs JSON.parse of the same bytes`,
+  async run() {
+    const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
+    const app = await startBenchServer(server, { BENCH_SERVER: 'app' });
+    try {
+      const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
+      if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
+      const owner = creds[1];
+      const bodies = ingestBodies(owner);
+      const { msg, sig } = signV4(owner, creds[2], Math.floor(Date.now() / 1000));
+      const path = `/api/v4/monitoring/events?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+      const probe = await fetch(`${app.url}${path}`, { method: 'POST', body: bodies[0], headers: { 'content-type': 'application/x-ndjson' } });
+      const answer = (await probe.json()) as { accepted?: number };
+      if (probe.status !== 202 || answer.accepted !== EVENTS_PER_BATCH) throw new Error(`ingest probe answered ${probe.status} ${JSON.stringify(answer).slice(0, 200)}`);
+
+      // Baseline before and after the load, averaged, so drift on a shared machine hits both alike.
+      const parseBefore = eventsPerSecond(bodies, Math.min(durationS, 2), jsonParseLines);
+      const result = await load({
+        url: app.url,
+        connections: 4,
+        durationS,
+        requests: bodies.map((body) => ({ method: 'POST', path, body, headers: { 'content-type': 'application/x-ndjson' } })),
+      });
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`ingest answered non-2xx ${result.non2xx} times, ${result.errors} errors`);
+      const overHttp = result.requestsPerSec * EVENTS_PER_BATCH;
+      const jsonParse = (parseBefore + eventsPerSecond(bodies, Math.min(durationS, 2), jsonParseLines)) / 2;
+      const ctx = { authOwner: owner, anyOwner: false, now: Date.now() };
+      const parser = eventsPerSecond(bodies, Math.min(durationS, 2), (body) => parseEventBatch(body, 'ndjson', ctx));
+      const results: Comparison[] = [
+        {
+          name: 'ingest over HTTP (parse + journal fsync + count), 4 connections',
+          unit: 'events/s',
+          value: overHttp,
+          baseline: { name: 'JSON.parse of the same NDJSON lines, one thread', value: jsonParse },
+          target: '>= 1,000,000 events/s and ratio >= 0.5',
+          met: overHttp >= 1_000_000 && overHttp >= 0.5 * jsonParse,
+        },
+        {
+          name: 'batch parser alone (parse + validate), in process',
+          unit: 'events/s',
+          value: parser,
+          baseline: { name: 'JSON.parse of the same NDJSON lines, one thread', value: jsonParse },
+        },
+        { name: 'ingest request latency p99', unit: 'ms', value: result.p99Ms },
+      ];
+      return results;
+    } finally {
+      await app.stop();
+    }
+  },
+};

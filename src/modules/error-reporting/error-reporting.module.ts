@@ -1,0 +1,110 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Config } from '../../platform/config.js';
+import { ConfigError } from '../../platform/config.js';
+import type { Db } from '../../platform/db/database.js';
+import type { IdGenerator } from '../../platform/ids.js';
+import { AllowListError, parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
+import type { CallbackAllowList } from '../../platform/net/callback-allowlist.js';
+import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
+import type { HostResolver } from '../../platform/net/ssrf-guard.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import type { Registry } from 'prom-client';
+import { CallbackClient } from './callback-client.js';
+import { CallbackDispatcher } from './callback-dispatcher.js';
+import { CallbackRouteSync } from './callback-route-sync.js';
+import type { DeliveryAttempt } from './delivery-log.js';
+import { registerErrorReportingMetrics } from './error-reporting.metrics.js';
+import { ErrorReportingService } from './error-reporting.service.js';
+
+/** The runtime pieces Error Reporting is built from (a structural subset of `Runtime`). */
+export interface ErrorReportingDeps {
+  config: Pick<Config, 'callbackAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency'>;
+  clock: Clock;
+  ids: IdGenerator;
+  storage: { db: Db };
+  box: SecretBox;
+  metrics: { registry: Registry };
+}
+
+export interface ErrorReportingOverrides {
+  /** DNS for the SSRF guard (tests answer from a table). */
+  resolver?: HostResolver;
+  /** Settings check interval for changes made by other instances. Default 500 ms. */
+  pollMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/** Everything Error Reporting runs: the service behind the routes, the dispatcher, its background work. */
+export interface ErrorReporting {
+  service: ErrorReportingService;
+  dispatcher: CallbackDispatcher;
+  client: CallbackClient;
+  routeSync: CallbackRouteSync;
+  /** A `BackgroundWork`: loads the callbacks and follows their changes; stop closes connections. */
+  background: { name: string; start(): Promise<void>; stop(): Promise<void> };
+}
+
+const allowListOf = (value: string): CallbackAllowList => {
+  try {
+    return parseCallbackAllowList(value);
+  } catch (error) {
+    if (error instanceof AllowListError) throw new ConfigError(error.message);
+    throw error;
+  }
+};
+
+/** Builds Error Reporting from the runtime's pieces; a bad allow-list entry stops the start. */
+export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorReportingOverrides = {}): ErrorReporting {
+  const { config, clock, ids, box } = deps;
+  const db = deps.storage.db;
+  const guard = new SsrfGuard({
+    allowList: allowListOf(config.callbackAllowlist),
+    clock,
+    ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
+  });
+  const client = new CallbackClient({
+    guard,
+    clock,
+    timeoutMs: config.callbackTimeoutMs,
+    connectionsPerEndpoint: config.callbackConcurrency,
+  });
+  // The metrics read the dispatcher, and the dispatcher feeds the latency histogram: tie the knot.
+  let observe: (attempt: DeliveryAttempt) => void = () => undefined;
+  const dispatcher = new CallbackDispatcher({
+    transport: client,
+    clock,
+    ids,
+    ratePerSecond: config.callbackRatePerS,
+    burst: config.callbackRatePerS,
+    queueCapacity: config.callbackQueueSize,
+    maxInFlight: config.callbackConcurrency,
+    onAttempt: (_owner, attempt) => observe(attempt),
+  });
+  observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher).observe;
+  const routeSync = new CallbackRouteSync({
+    db,
+    box,
+    clock,
+    dispatcher,
+    ...(overrides.pollMs !== undefined ? { pollMs: overrides.pollMs } : {}),
+    onError:
+      overrides.onError ??
+      ((error: unknown) => process.emitWarning(`Error Reporting settings check failed (callbacks keep their last known settings): ${String(error)}`)),
+  });
+  const service = new ErrorReportingService({ db, box, clock, ids, tester: client, dispatcher, routes: routeSync });
+  return {
+    service,
+    dispatcher,
+    client,
+    routeSync,
+    background: {
+      name: 'error-reporting',
+      start: () => routeSync.start(),
+      async stop() {
+        routeSync.stop();
+        dispatcher.close();
+        await client.close();
+      },
+    },
+  };
+}

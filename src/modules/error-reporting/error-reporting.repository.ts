@@ -1,0 +1,42 @@
+import type { Db } from '../../platform/db/database.js';
+import type { ErrorReportingSettingsTable } from './error-reporting.tables.js';
+
+export type SettingsRow = ErrorReportingSettingsTable;
+
+export const findSettings = (db: Db, owner: string) =>
+  db.selectFrom('error_reporting_settings').selectAll().where('workspace_id', '=', owner).executeTakeFirst();
+
+/** Inserts the row unless the workspace already has one (two first requests may race). */
+export const insertSettingsIfAbsent = (db: Db, row: SettingsRow) =>
+  db
+    .insertInto('error_reporting_settings')
+    .values(row)
+    .onConflict((oc) => oc.column('workspace_id').doNothing())
+    .execute();
+
+export const updateCallback = (db: Db, owner: string, change: { callback_url: string | null; enabled: number; updated_at: number }) =>
+  db
+    .updateTable('error_reporting_settings')
+    .set((eb) => ({ ...change, revision: eb('revision', '+', 1) }))
+    .where('workspace_id', '=', owner)
+    .executeTakeFirst();
+
+export const updateSecrets = (
+  db: Db,
+  owner: string,
+  change: { secret_sealed: string; previous_secret_sealed: string | null; previous_secret_expires_at: number | null; updated_at: number },
+) =>
+  db
+    .updateTable('error_reporting_settings')
+    .set((eb) => ({ ...change, revision: eb('revision', '+', 1) }))
+    .where('workspace_id', '=', owner)
+    .executeTakeFirst();
+
+/** Every workspace's revision: how other instances notice a change (a narrow scan of a small table). */
+export const listRevisions = (db: Db) =>
+  db.selectFrom('error_reporting_settings').select(['workspace_id', 'revision']).execute();
+
+export const findSettingsOf = (db: Db, owners: readonly string[]) =>
+  owners.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('error_reporting_settings').selectAll().where('workspace_id', 'in', owners).execute();

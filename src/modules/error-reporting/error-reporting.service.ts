@@ -1,0 +1,187 @@
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import type { IdGenerator } from '../../platform/ids.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import type { CallbackObservation, CallbackTester } from './callback-client.js';
+import type { CallbackDispatcher, EndpointState } from './callback-dispatcher.js';
+import type { DeliveryAttempt, DeliveryCounters } from './delivery-log.js';
+import { sampleReport } from './error-report.js';
+import * as repo from './error-reporting.repository.js';
+import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
+
+/** A workspace's Error Reporting settings, secrets opened. */
+export interface CallbackSettings {
+  owner: string;
+  callbackUrl: string | null;
+  enabled: boolean;
+  signingSecret: string;
+  /** The secret replaced by the last rotation, while it still signs. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  updatedAt: number;
+  revision: number;
+}
+
+export interface CallbackTestResult {
+  url: string;
+  passed: boolean;
+  observed: CallbackObservation;
+}
+
+export interface DeliveriesReport {
+  settings: CallbackSettings;
+  counters: DeliveryCounters;
+  endpoint: EndpointState | undefined;
+  recent: DeliveryAttempt[];
+}
+
+/** Applies a changed settings row to this instance's dispatcher at once (the route sync). */
+export interface CallbackRouteUpdater {
+  apply(settings: CallbackSettings): void;
+}
+
+export interface ErrorReportingServiceDeps {
+  db: Db;
+  box: SecretBox;
+  clock: Clock;
+  ids: IdGenerator;
+  tester: CallbackTester;
+  dispatcher: CallbackDispatcher;
+  routes: CallbackRouteUpdater;
+  /** How long a rotated-out secret keeps signing alongside the new one. Default 24 h. */
+  rotationGraceMs?: number;
+}
+
+/** Opens a settings row (secrets decrypted; an expired previous secret is left out). */
+export const settingsFromRow = (row: repo.SettingsRow, box: SecretBox, now: number): CallbackSettings => {
+  const previousLive = row.previous_secret_sealed !== null && (row.previous_secret_expires_at ?? 0) > now;
+  return {
+    owner: row.workspace_id,
+    callbackUrl: row.callback_url,
+    enabled: row.enabled === 1,
+    signingSecret: box.open(row.secret_sealed),
+    previousSecret: previousLive && row.previous_secret_sealed ? box.open(row.previous_secret_sealed) : null,
+    previousSecretExpiresAt: previousLive ? row.previous_secret_expires_at : null,
+    updatedAt: row.updated_at,
+    revision: Number(row.revision),
+  };
+};
+
+export const signerFor = (settings: CallbackSettings): WebhookSigner =>
+  new WebhookSigner(settings.previousSecret ? [settings.signingSecret, settings.previousSecret] : [settings.signingSecret]);
+
+/** Settings, the test-before-save, secret rotation and delivery visibility of Error Reporting. */
+export class ErrorReportingService {
+  private readonly rotationGraceMs: number;
+
+  constructor(private readonly deps: ErrorReportingServiceDeps) {
+    this.rotationGraceMs = deps.rotationGraceMs ?? 24 * 60 * 60 * 1000;
+  }
+
+  /** The workspace's settings; the first call creates its signing secret. */
+  async getSettings(owner: string): Promise<CallbackSettings> {
+    const { db, box, clock } = this.deps;
+    const existing = await repo.findSettings(db, owner);
+    if (existing) return settingsFromRow(existing, box, clock.now());
+    await repo.insertSettingsIfAbsent(db, {
+      workspace_id: owner,
+      callback_url: null,
+      enabled: 0,
+      secret_sealed: box.seal(generateSigningSecret()),
+      previous_secret_sealed: null,
+      previous_secret_expires_at: null,
+      revision: 1,
+      updated_at: clock.now(),
+    });
+    return this.reload(owner);
+  }
+
+  /** Saves the callback only after the test POST to it answered 200; otherwise throws and saves nothing. */
+  async saveSettings(owner: string, input: { callbackUrl: string; enabled: boolean }): Promise<CallbackSettings> {
+    const result = await this.testCallback(owner, input.callbackUrl);
+    if (!result.passed) throw testFailure(result);
+    await repo.updateCallback(this.deps.db, owner, {
+      callback_url: input.callbackUrl,
+      enabled: input.enabled ? 1 : 0,
+      updated_at: this.deps.clock.now(),
+    });
+    return this.applied(owner);
+  }
+
+  /** Removes the callback (the signing secret stays, so a later URL keeps the receiver's secret). */
+  async clearSettings(owner: string): Promise<CallbackSettings> {
+    await this.getSettings(owner);
+    await repo.updateCallback(this.deps.db, owner, { callback_url: null, enabled: 0, updated_at: this.deps.clock.now() });
+    return this.applied(owner);
+  }
+
+  /** POSTs a signed sample report to `url` (default: the saved callback) and reports what happened. */
+  async testCallback(owner: string, url?: string): Promise<CallbackTestResult> {
+    const settings = await this.getSettings(owner);
+    const target = url ?? settings.callbackUrl;
+    if (!target) throw new AppError('callback_not_configured', 'Give callback_url, or save one with PUT /api/v4/error-reporting/settings first');
+    const body = JSON.stringify(sampleReport(owner, this.deps.clock.now()));
+    const id = `msg_test_${this.deps.ids.hex()}`;
+    const headers = signerFor(settings).sign(id, this.deps.clock.now() / 1000, body);
+    const observed = await this.deps.tester.testCallback(target, { body, headers: { ...headers } });
+    if (observed.refusal === 'invalid_url' || observed.refusal === 'unsupported_scheme') {
+      throw new AppError('validation_failed', `callback_url ${observed.detail ?? 'is not allowed'}`, {
+        errors: [{ path: '/callback_url', message: observed.detail ?? 'must be an http or https URL' }],
+      });
+    }
+    return { url: target, passed: observed.outcome === 'delivered', observed };
+  }
+
+  /** A new signing secret; the previous one keeps signing for the grace period so receivers can switch. */
+  async rotateSecret(owner: string): Promise<CallbackSettings> {
+    const { db, box, clock } = this.deps;
+    const current = await this.getSettings(owner);
+    await repo.updateSecrets(db, owner, {
+      secret_sealed: box.seal(generateSigningSecret()),
+      previous_secret_sealed: box.seal(current.signingSecret),
+      previous_secret_expires_at: clock.now() + this.rotationGraceMs,
+      updated_at: clock.now(),
+    });
+    return this.applied(owner);
+  }
+
+  async deliveries(owner: string): Promise<DeliveriesReport> {
+    const settings = await this.getSettings(owner);
+    const { counters, recent, endpoint } = this.deps.dispatcher.deliveries(owner);
+    return { settings, counters, recent, endpoint };
+  }
+
+  private async reload(owner: string): Promise<CallbackSettings> {
+    const row = await repo.findSettings(this.deps.db, owner);
+    // The workspace exists (the caller is authenticated as it) unless it was deleted meanwhile.
+    if (!row) throw new AppError('not_found', `Workspace ${owner} has no Error Reporting settings`);
+    return settingsFromRow(row, this.deps.box, this.deps.clock.now());
+  }
+
+  private async applied(owner: string): Promise<CallbackSettings> {
+    const settings = await this.reload(owner);
+    this.deps.routes.apply(settings);
+    return settings;
+  }
+}
+
+const testFailure = (result: CallbackTestResult): AppError => {
+  const { observed } = result;
+  const extra = { observed: observationView(observed) };
+  if (observed.outcome === 'ssrf_refused') {
+    return new AppError('callback_url_refused', `Not saved: ${observed.detail ?? 'the URL is not allowed'}`, { extra });
+  }
+  const what = observed.status !== null ? `answered HTTP ${observed.status}` : `failed (${observed.outcome}${observed.detail ? `: ${observed.detail}` : ''})`;
+  return new AppError('callback_test_failed', `Not saved: the test POST to ${result.url} ${what}; it must answer 200`, { extra });
+};
+
+/** The API form of an observation (snake_case), shared by the 422 body and the test endpoint. */
+export const observationView = (o: CallbackObservation) => ({
+  outcome: o.outcome,
+  status: o.status,
+  latency_ms: o.latencyMs,
+  ...(o.detail !== undefined ? { detail: o.detail } : {}),
+  ...(o.address !== undefined ? { address: o.address } : {}),
+  ...(o.responseExcerpt !== undefined ? { response_excerpt: o.responseExcerpt } : {}),
+});

@@ -1,0 +1,40 @@
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { EventIngestService } from './event-ingest.service.js';
+import type { StatsStore } from './stats-store.js';
+
+/** VOD statistics metrics, read from running totals when scraped (nothing on the hot path). */
+export const registerVodStatsMetrics = (registry: Registry, ingest: EventIngestService, store: StatsStore): void => {
+  const reported = { batches: 0, accepted: 0, rejected: 0 };
+  const counter = (name: keyof typeof reported, help: string) =>
+    new Counter({
+      name: `playline_vod_stats_${name === 'batches' ? 'batches' : `events_${name}`}_total`,
+      help,
+      registers: [registry],
+      collect() {
+        const total = ingest.totals[name];
+        this.inc(Math.max(0, total - reported[name]));
+        reported[name] = total;
+      },
+    });
+  counter('batches', 'Ingest batches journaled and counted');
+  counter('accepted', 'Playback events accepted');
+  counter('rejected', 'Playback events rejected (reported per index in the 202 answer)');
+
+  new Gauge({
+    name: 'playline_vod_stats_assets',
+    help: 'Assets whose statistics are held (within the 24 h serving window)',
+    registers: [registry],
+    async collect() {
+      this.set((await store.size()).assets);
+    },
+  });
+  new Gauge({
+    name: 'playline_vod_stats_journal_backlog_bytes',
+    help: 'Journal bytes a restart would replay on top of the latest snapshot',
+    registers: [registry],
+    collect() {
+      this.set(ingest.journalBacklog());
+    },
+  });
+};

@@ -1,0 +1,155 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../platform/errors.js';
+import { assertOwnWorkspace, authOf } from '../../platform/http/auth-hook.js';
+import { problemResponses } from '../../platform/http/problem.js';
+import type { App } from '../../platform/http/types.js';
+import type { EventIngestService } from './event-ingest.service.js';
+import { IngestResultSchema, MAX_EVENT_BATCH_BYTES, PlaybackEventInputSchema } from './events.schema.js';
+import {
+  AllAssetsQuerySchema,
+  AssetParamsSchema,
+  MAX_TOP,
+  OwnerParamsSchema,
+  SearchBodySchema,
+  SearchQuerySchema,
+  VodStatsCollectionSchema,
+  VodStatsSchema,
+  VodStatsSummarySchema,
+} from './vod-stats.schema.js';
+import { assetIdList } from './vod-stats.service.js';
+import type { VodStatsService } from './vod-stats.service.js';
+import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
+
+export interface VodStatsRouteDeps {
+  vodStats: { ingest: EventIngestService; service: VodStatsService };
+}
+
+const tags = ['vod-stats'];
+
+const EventBatchBodySchema = Type.Array(PlaybackEventInputSchema, {
+  description:
+    'application/json: an array of events; application/x-ndjson: one event per line (at most 16 KiB a line). ' +
+    'Each event is validated on its own: good ones are kept, bad ones reported by index.',
+});
+
+/**
+ * Sends JSON text rendered by the view (the same bytes the response schema would serialize, see
+ * vod-stats.view.test.ts), so an unchanged asset is rendered once however often it is read.
+ */
+const sendJson = (reply: FastifyReply, json: string): FastifyReply => reply.type('application/json; charset=utf-8').send(json);
+
+const rawBody = (_request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body);
+
+/** The validator would turn `"asset_ids": "a"` into `["a"]`; the contract says a list, so say so. */
+const requireIdList = async (request: FastifyRequest): Promise<void> => {
+  const body = request.body as { asset_ids?: unknown } | null | undefined;
+  if (body !== null && typeof body === 'object' && body.asset_ids !== undefined && !Array.isArray(body.asset_ids)) {
+    throw new AppError('validation_failed', 'asset_ids must be a list of asset ids', {
+      errors: [{ path: '/asset_ids', message: 'must be an array' }],
+    });
+  }
+};
+
+/** Ingest and the four read-only statistics endpoints. */
+export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise<void> {
+  const { ingest, service } = deps.vodStats;
+
+  // Events arrive as raw bytes in both content types: journaled exactly as received, then
+  // validated event by event by the batch parser (a generic body validator would reject the
+  // whole batch for one bad event). The schema documents the shape; it does not validate.
+  await api.register(async (events) => {
+    events.removeContentTypeParser('application/json');
+    events.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_EVENT_BATCH_BYTES }, rawBody);
+    events.addContentTypeParser('application/x-ndjson', { parseAs: 'buffer', bodyLimit: MAX_EVENT_BATCH_BYTES }, rawBody);
+    events.post('/monitoring/events', {
+      bodyLimit: MAX_EVENT_BATCH_BYTES,
+      config: { auth: 'ingest' },
+      validatorCompiler: () => () => true,
+      schema: {
+        tags,
+        summary: 'Ingest playback events (NDJSON or a JSON array, up to 16 MiB); 202 once journaled durably',
+        description:
+          'Each event owner must be the signing workspace, unless an ingest key signs (any workspace). ' +
+          'The answer lists how many events were accepted and every rejected one by index with a reason.',
+        consumes: ['application/x-ndjson', 'application/json'],
+        body: EventBatchBodySchema,
+        response: { 202: IngestResultSchema, ...problemResponses(400, 401, 403, 413, 415, 503) },
+      },
+    }, async (request, reply) => {
+      const body: unknown = request.body;
+      if (!Buffer.isBuffer(body)) throw new AppError('bad_request', 'Send the events as the request body');
+      const auth = authOf(request);
+      const contentType = request.headers['content-type'] ?? '';
+      const kind = contentType.startsWith('application/x-ndjson') ? 'ndjson' : 'json';
+      const result = await ingest.ingest(body, kind, { owner: auth.owner, anyOwner: auth.keyKind === 'ingest' });
+      void reply.code(202);
+      return result;
+    });
+  });
+
+  api.get('/monitoring/vod-stats', {
+    schema: {
+      tags,
+      summary: 'Latest statistics of the (top 1-100, default 100) assets with the most new sessions in their window',
+      querystring: AllAssetsQuerySchema,
+      response: { 200: VodStatsCollectionSchema, ...problemResponses(400, 401, 403) },
+    },
+  }, async (request, reply) => {
+    const { owner, top } = request.query;
+    const auth = owner === undefined ? authOf(request) : assertOwnWorkspace(request, owner);
+    return sendJson(reply, vodStatsCollectionJson(VOD_STATS_PATH, await service.top(auth.owner, top ?? MAX_TOP)));
+  });
+
+  api.post('/monitoring/vod-stats/search', {
+    preValidation: requireIdList,
+    schema: {
+      tags,
+      summary: 'Latest statistics of several assets (1-1000 ids; unknown ids are left out)',
+      body: SearchBodySchema,
+      response: { 200: VodStatsCollectionSchema, ...problemResponses(400, 401) },
+    },
+  }, async (request, reply) =>
+    sendJson(reply, vodStatsCollectionJson(`${VOD_STATS_PATH}/search`, await service.search(authOf(request).owner, request.body.asset_ids))),
+  );
+
+  api.get('/monitoring/vod-stats/search', {
+    schema: {
+      tags,
+      summary: 'Latest statistics of several assets, ids comma-separated in asset_ids (1-1000; unknown ids are left out)',
+      querystring: SearchQuerySchema,
+      response: { 200: VodStatsCollectionSchema, ...problemResponses(400, 401) },
+    },
+  }, async (request, reply) =>
+    sendJson(reply, vodStatsCollectionJson(`${VOD_STATS_PATH}/search`, await service.search(authOf(request).owner, assetIdList(request.query.asset_ids)))),
+  );
+
+  api.get('/monitoring/vod-stats/owner-summary', {
+    schema: {
+      tags,
+      summary: "Your workspace's statistics of the last three minutes",
+      response: { 200: VodStatsSummarySchema, ...problemResponses(401) },
+    },
+  }, async (request) => vodStatsSummaryBody(await service.summary(authOf(request).owner)));
+
+  api.get('/monitoring/vod-stats/owner-summary/:workspace_id', {
+    schema: {
+      tags,
+      summary: "A workspace's statistics of the last three minutes (your own workspace only)",
+      params: OwnerParamsSchema,
+      response: { 200: VodStatsSummarySchema, ...problemResponses(401, 403) },
+    },
+  }, async (request) => {
+    const auth = assertOwnWorkspace(request, request.params.workspace_id);
+    return vodStatsSummaryBody(await service.summary(auth.owner));
+  });
+
+  api.get('/monitoring/vod-stats/:asset_id', {
+    schema: {
+      tags,
+      summary: "Latest statistics of one asset: the 3 minutes ending with its most recent session start",
+      params: AssetParamsSchema,
+      response: { 200: VodStatsSchema, ...problemResponses(401, 404) },
+    },
+  }, async (request, reply) => sendJson(reply, vodStatsJson(await service.asset(authOf(request).owner, request.params.asset_id))));
+}

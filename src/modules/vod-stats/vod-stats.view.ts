@@ -1,0 +1,72 @@
+import type { AssetStats, LatencySummary, OwnerSummary, WindowStats } from './stats-store.js';
+import { isoMicros } from './stats-window.js';
+import type { StatsBody, VodStatsBody, VodStatsCollectionBody, VodStatsSummaryBody } from './vod-stats.schema.js';
+
+export const VOD_STATS_PATH = '/api/v4/monitoring/vod-stats';
+
+const round3 = (value: number): number => Math.round(value * 1000) / 1000;
+
+/** A kind without any sample renders as zeros: `latency.manifest` is always present. */
+const latencyBody = (l: LatencySummary) =>
+  l.count === 0
+    ? { mean_ms: 0, min_ms: 0, max_ms: 0 }
+    : { mean_ms: round3(l.sum / l.count), min_ms: l.min, max_ms: l.max };
+
+export const statsBody = (s: WindowStats): StatsBody => {
+  const errors: Record<string, number> = {};
+  for (const [code, sessions] of s.errors) errors[String(code)] = sessions;
+  const latency: StatsBody['latency'] = { manifest: latencyBody(s.manifestLatency) };
+  if (s.adLatency.count > 0) latency.ad = latencyBody(s.adLatency);
+  return {
+    type: 'vod',
+    version: 1,
+    errors,
+    latency,
+    sessions: { requests: s.requests, manifest: s.manifest, ad: s.ad, new: s.new },
+  };
+};
+
+export const vodStatsBody = (a: AssetStats): VodStatsBody => ({
+  '@id': `${VOD_STATS_PATH}/${encodeURIComponent(a.assetId)}`,
+  '@type': 'VodStats',
+  id: a.assetId,
+  stats: statsBody(a.stats),
+  ts: a.ts,
+  ts_iso: isoMicros(a.ts),
+});
+
+export const vodStatsSummaryBody = (s: OwnerSummary): VodStatsSummaryBody => ({
+  '@id': `${VOD_STATS_PATH}/owner-summary/${encodeURIComponent(s.owner)}`,
+  '@type': 'VodStatsSummary',
+  stats: statsBody(s.stats),
+  owner: s.owner,
+  ts: s.ts,
+  ts_iso: isoMicros(s.ts),
+});
+
+const rendered = new WeakMap<AssetStats, string>();
+
+/**
+ * VodStats as JSON text, exactly `JSON.stringify(vodStatsBody(a))`. The store hands out the same
+ * AssetStats object while an asset is unchanged, so repeated reads render it once.
+ */
+export const vodStatsJson = (a: AssetStats): string => {
+  let json = rendered.get(a);
+  if (json === undefined) {
+    json = JSON.stringify(vodStatsBody(a));
+    rendered.set(a, json);
+  }
+  return json;
+};
+
+/** A Collection of VodStats as JSON text, exactly `JSON.stringify(vodStatsCollectionBody(...))`. */
+export const vodStatsCollectionJson = (selfPath: string, items: readonly AssetStats[]): string =>
+  `{"@id":${JSON.stringify(selfPath)},"@type":"Collection","items":[${items.map(vodStatsJson).join(',')}],"total_items":${items.length}}`;
+
+/** A Collection of VodStats; `selfPath` is the path that was called (without the query string). */
+export const vodStatsCollectionBody = (selfPath: string, items: readonly AssetStats[]): VodStatsCollectionBody => ({
+  '@id': selfPath,
+  '@type': 'Collection',
+  items: items.map(vodStatsBody),
+  total_items: items.length,
+});
