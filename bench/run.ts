@@ -8,9 +8,10 @@ import { syndicationBenchmark } from './syndication.bench.js';
 import { callbacksBenchmark } from './callbacks.bench.js';
 import { ingestBenchmark } from './ingest.bench.js';
 import { vodStatsBenchmark } from './vod-stats.bench.js';
+import { playbackEdgeBenchmark } from './playback-edge.bench.js';
 import { printComparison, type Benchmark } from './lib/report.js';
 
-const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark];
+const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark, playbackEdgeBenchmark];
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks;

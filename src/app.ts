@@ -16,6 +16,7 @@ import { errorReportingRoutes } from './modules/error-reporting/error-reporting.
 import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.routes.js';
 import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
 import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
+import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
@@ -71,6 +72,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
   await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
   await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
+  await app.register(async (root) => playbackEdgeRoutes(root, runtime, API_PREFIX));
 
   await app.ready();
   return app;

@@ -13,6 +13,7 @@ import { createErrorReporting, type ErrorReporting } from './modules/error-repor
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
+import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/playback-edge.module.js';
 
 /** Background work a module runs while the server is up (journals, dispatchers, task runners). */
 export interface BackgroundWork {
@@ -36,6 +37,7 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
+  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
   errorReports: ErrorReportSink;
   /** Error Reporting: callback settings service, dispatcher, client. */
   errorReporting: ErrorReporting;
@@ -45,6 +47,8 @@ export interface Runtime {
   syndication: SyndicationModule;
   /** VOD statistics: durable event ingest (journal + in-memory store) and the statistics queries. */
   vodStats: VodStats;
+  /** Playback edge: signed /play URLs, the playback catalogue; its events go through statistics ingest. */
+  playbackEdge: PlaybackEdge;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -77,6 +81,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
   // Accepted error events go to whatever sink the runtime holds when they arrive.
   const vodStats = createVodStats({ config, clock, metrics, errorReports: () => runtime.errorReports });
+  const playbackEdge = createPlaybackEdge({
+    config, clock, ids, storage, box, metrics,
+    signingKeys: (owner) => keyRing.get(owner),
+    ingest: (body, kind, auth) => vodStats.ingest.ingest(body, kind, auth),
+  });
 
   const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
@@ -97,6 +106,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     managedSlicers,
     syndication,
     vodStats,
+    playbackEdge,
     async start() {
       for (const work of background) {
         await work.start();
@@ -121,6 +131,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop.
   background.push(vodStats.work);
+
+  // Playback edge: after statistics, so it stops first and hands over its last events.
+  background.push(playbackEdge.work);
 
   return runtime;
 }

@@ -1,7 +1,8 @@
 /**
  * A bench server in its own process. BENCH_SERVER=app: the real Playline app on a temp SQLite
  * data dir with one workspace and key; BENCH_SERVER=bare: a bare Fastify JSON route, the
- * baseline. Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>`.
+ * baseline (BENCH_BARE_PLAYLIST=<asset id>: it answers that asset's HLS playlist text instead,
+ * the playback edge's baseline). Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,12 +11,19 @@ import Fastify from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createRuntime } from '../../src/runtime.js';
+import { bareEdgePlaylist } from '../playback-edge.fixtures.js';
 
 const kind = process.env.BENCH_SERVER ?? 'app';
 
 if (kind === 'bare') {
   const app = Fastify({ logger: false });
-  app.get('/bare', async () => ({ '@id': '/api/v4/workspace', '@type': 'Workspace', id: 'a'.repeat(32), name: 'bench', created_at: 1 }));
+  const playlistOf = process.env.BENCH_BARE_PLAYLIST;
+  if (playlistOf) {
+    const text = bareEdgePlaylist(playlistOf);
+    app.get('/bare', async (_request, reply) => reply.type('application/vnd.apple.mpegurl').send(text));
+  } else {
+    app.get('/bare', async () => ({ '@id': '/api/v4/workspace', '@type': 'Workspace', id: 'a'.repeat(32), name: 'bench', created_at: 1 }));
+  }
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   process.stdout.write(`READY ${url}\n`);
 } else {

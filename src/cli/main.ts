@@ -5,6 +5,8 @@ import { isAppError } from '../platform/errors.js';
 import { serveCommand } from './serve.command.js';
 import { keysCommand, workspacesCommand } from './workspaces.command.js';
 import { signCommand } from './sign.command.js';
+import { signPlaybackCommand } from './sign-playback.command.js';
+import { simulateCommand } from './simulate.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -23,6 +25,8 @@ Examples:
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
   program.addCommand(signCommand());
+  program.addCommand(signPlaybackCommand());
+  program.addCommand(simulateCommand());
   return program;
 }
 

@@ -4,6 +4,7 @@ import { ErrorReportingApi } from './error-reporting.js';
 import { ManagedSlicerApi } from './managed-slicers.js';
 import { SyndicationApi } from './syndication.js';
 import { VodStatsApi } from './vod-stats.js';
+import { PlaybackApi } from './playback-edge.js';
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -17,6 +18,7 @@ export class PlaylineClient {
   readonly managedSlicers: ManagedSlicerApi;
   readonly syndication: SyndicationApi;
   readonly vodStats: VodStatsApi;
+  readonly playback: PlaybackApi;
 
   constructor(options: ClientOptions) {
     this.core = new ClientCore(options);
@@ -25,5 +27,6 @@ export class PlaylineClient {
     this.managedSlicers = new ManagedSlicerApi(this.core);
     this.syndication = new SyndicationApi(this.core);
     this.vodStats = new VodStatsApi(this.core);
+    this.playback = new PlaybackApi(this.core);
   }
 }

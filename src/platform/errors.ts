@@ -41,6 +41,15 @@ export const errorCatalogue = {
   callback_test_failed: { status: 422, title: 'The callback URL did not answer the test POST with 200 within the timeout' },
   callback_url_refused: { status: 422, title: 'The callback URL resolves to an address callbacks may not reach' },
   callback_not_configured: { status: 422, title: 'No callback URL is configured for this workspace' },
+  // playback-edge (the body's playback_error_code holds the playback error code 100-130 or 999)
+  playback_url_invalid: { status: 400, title: 'The playback URL is malformed' },
+  playback_forbidden: { status: 403, title: 'The playback URL is not authorised' },
+  playback_not_found: { status: 404, title: 'No such playback content' },
+  playback_session_reused: { status: 409, title: 'The playback session was already used' },
+  playback_url_expired: { status: 410, title: 'The playback URL has expired' },
+  playback_misconfigured: { status: 422, title: 'The content owner\'s playback configuration is broken' },
+  playback_failed: { status: 500, title: 'The playback could not be prepared' },
+  playback_ad_timeout: { status: 504, title: 'The ad decision server did not answer in time' },
   // vod-stats
   stats_not_found: { status: 404, title: 'No statistics for this asset' },
 } as const satisfies Record<string, { status: number; title: string }>;

@@ -3,6 +3,7 @@ import { foundationMigration } from './0001_foundation.js';
 import { errorReportingMigration } from '../../../modules/error-reporting/error-reporting.migration.js';
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
+import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0200_error_reporting': errorReportingMigration,
   '0300_syndication': syndicationMigration,
   '0400_managed_slicers': managedSlicersMigration,
+  '0500_playback_edge': playbackEdgeMigration,
 };

@@ -1,0 +1,86 @@
+import type { DrmProviderName } from './drm-provider.js';
+
+/** One version of an application key (never with its secret, except right after creation). */
+export interface AppKeyVersion {
+  version: number;
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** A named application key and its versions, oldest first. */
+export interface AppKey {
+  owner: string;
+  name: string;
+  versions: AppKeyVersion[];
+}
+
+/** A key version as created: the only time its secret is shown. */
+export interface CreatedAppKey extends AppKey {
+  created: AppKeyVersion & { secret: string };
+}
+
+export interface AdConfig {
+  owner: string;
+  name: string;
+  adServerUrl: string | null;
+  slotsS: number[];
+  simulatedLatencyMs: number;
+  timeoutMs: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AdConfigInput {
+  adServerUrl: string | null;
+  slotsS: number[];
+  simulatedLatencyMs: number;
+  timeoutMs: number;
+}
+
+export interface DrmPolicy {
+  owner: string;
+  name: string;
+  provider: DrmProviderName;
+  settings: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PrivateAsset {
+  owner: string;
+  assetId: string;
+  /** Workspaces that may play the asset with their own signed URLs. */
+  sharedWith: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Why an ad configuration cannot serve ads yet (empty: it is set up). */
+export function adConfigProblems(config: Pick<AdConfig, 'adServerUrl' | 'slotsS'>): string[] {
+  const problems: string[] = [];
+  if (config.adServerUrl === null) problems.push('no ad_server_url is set');
+  if (config.slotsS.length === 0) problems.push('no ad slots are set');
+  return problems;
+}
+
+/** An application key version with its secret opened, for signature checks. */
+export interface AppKeySecret {
+  version: number;
+  secret: Buffer;
+  revoked: boolean;
+}
+
+/**
+ * What the edge looks up while checking a URL. Answers may be up to a second old (changes by
+ * another process or instance show within that time; local changes at once).
+ */
+export interface PlaybackDirectory {
+  /** The owner's active API key secrets; null when there is no such workspace. */
+  signingKeys(owner: string): Promise<Buffer[] | null>;
+  /** The versions of the named application key; empty when there is no such name. */
+  appKey(owner: string, name: string): Promise<AppKeySecret[]>;
+  adConfig(owner: string, name: string): Promise<AdConfig | undefined>;
+  drmPolicy(owner: string, name: string): Promise<DrmPolicy | undefined>;
+  privateAsset(owner: string, assetId: string): Promise<PrivateAsset | undefined>;
+}

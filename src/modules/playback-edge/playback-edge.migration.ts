@@ -1,0 +1,55 @@
+import type { Kysely, Migration } from 'kysely';
+
+export const playbackEdgeMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('playback_app_keys')
+      .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('name', 'varchar(64)', (c) => c.notNull())
+      .addColumn('version', 'integer', (c) => c.notNull())
+      .addColumn('prefix', 'varchar(16)', (c) => c.notNull())
+      .addColumn('secret_sealed', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('revoked_at', 'bigint')
+      .addUniqueConstraint('playback_app_keys_name_version', ['workspace_id', 'name', 'version'])
+      .execute();
+    await db.schema
+      .createTable('playback_ad_configs')
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('name', 'varchar(64)', (c) => c.notNull())
+      .addColumn('ad_server_url', 'varchar(2048)')
+      .addColumn('slots', 'text', (c) => c.notNull())
+      .addColumn('simulated_latency_ms', 'integer', (c) => c.notNull())
+      .addColumn('timeout_ms', 'integer', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('playback_ad_configs_pk', ['workspace_id', 'name'])
+      .execute();
+    await db.schema
+      .createTable('playback_drm_policies')
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('name', 'varchar(64)', (c) => c.notNull())
+      .addColumn('provider', 'varchar(16)', (c) => c.notNull())
+      .addColumn('settings', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('playback_drm_policies_pk', ['workspace_id', 'name'])
+      .execute();
+    await db.schema
+      .createTable('playback_private_assets')
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('asset_id', 'varchar(256)', (c) => c.notNull())
+      .addColumn('shared_with', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('playback_private_assets_pk', ['workspace_id', 'asset_id'])
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('playback_private_assets').execute();
+    await db.schema.dropTable('playback_drm_policies').execute();
+    await db.schema.dropTable('playback_ad_configs').execute();
+    await db.schema.dropTable('playback_app_keys').execute();
+  },
+};

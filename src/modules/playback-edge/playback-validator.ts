@@ -1,0 +1,159 @@
+import type { Clock } from '../../platform/clock.js';
+import { signaturesEqual } from '../../platform/auth/v4-signature.js';
+import type { DrmProvider } from './drm-provider.js';
+import { assetDurationS, planAsset, planEvent, type PlaylistPlan } from './hls-playlist.js';
+import { adConfigProblems, type AdConfig, type PlaybackDirectory } from './playback-catalog.js';
+import { failure, PlaybackFailure } from './playback-failure.js';
+import { parsePlaybackOptions, type PlaybackOptions } from './playback-params.js';
+import { contentTypeOf, playbackSignature, TOKEN_VERSION, type ContentKind, type PlaybackQuery } from './playback-token.js';
+import type { ReplayGuard } from './replay-guard.js';
+
+/** A playback request as the edge sees it, before any check. */
+export interface PlaybackRequest {
+  kind: ContentKind;
+  /** The id in the path (decoded). */
+  contentId: string;
+  /** The path's extension: only `m3u8` is served. */
+  format: string;
+  /** The query text after `?`, exactly as sent. */
+  rawQuery: string;
+  clientIp: string;
+}
+
+/** A URL that passed every check: what to play, for whom. */
+export interface ValidPlayback {
+  owner: string;
+  plan: PlaylistPlan;
+  options: PlaybackOptions;
+  adConfig: AdConfig | undefined;
+  /** `ad.*` parameters, passed to the ad decision server. */
+  targeting: Record<string, string>;
+  /** Single-use claims taken (pbs, DRM signature), to give back if the playback fails later. */
+  claims: Array<{ guard: ReplayGuard; key: string }>;
+}
+
+export interface PlaybackCheckDeps {
+  clock: Clock;
+  directory: PlaybackDirectory;
+  drm: DrmProvider;
+  /** Playback sessions (`pbs`) already used. */
+  sessions: ReplayGuard;
+  /** Signatures of DRM-protected URLs already used. */
+  drmSignatures: ReplayGuard;
+}
+
+const REQUIRED = ['exp', 'rn', 'ct', 'cid', 'oid'] as const;
+const EXP = /^\d{1,12}$/;
+const HEX_SIG = /^[0-9a-f]{64}$/;
+
+const normalIp = (ip: string) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip).toLowerCase();
+
+/** Checks the parameters that need no lookup: presence, token version, form, content match. */
+function checkForm(req: PlaybackRequest, q: PlaybackQuery): PlaybackOptions | PlaybackFailure {
+  const p = q.params;
+  const tc = p.get('tc');
+  if (!tc) return failure(103, 400, 'tc (token version) is missing');
+  if (tc !== TOKEN_VERSION) return failure(113, 400, `unknown token version tc=${tc.slice(0, 16)}`);
+  for (const name of REQUIRED) if (!p.get(name)) return failure(103, 400, `${name} is missing or empty`);
+  if (q.sig === null) return failure(108, 403, 'the URL carries no signature (sig)');
+  if (q.sig === '') return failure(103, 400, 'sig is empty');
+  if (q.trailingAfterSig) return failure(113, 400, 'sig must be the last parameter');
+  if (q.repeated.length > 0) return failure(113, 400, `parameter ${q.repeated[0]?.slice(0, 32)} is given twice`);
+  if (!EXP.test(p.get('exp') ?? '')) return failure(101, 400, 'exp must be Unix seconds');
+  if (p.get('ct') !== contentTypeOf[req.kind]) {
+    return req.kind === 'asset' ? failure(105, 400, 'ct must be a (asset) for /play/<asset_id>.m3u8') : failure(106, 400, 'ct must be e (event) for /play/event/<event_id>.m3u8');
+  }
+  if (p.get('cid') !== req.contentId) return failure(107, 403, 'cid does not match the content in the path');
+  const options = parsePlaybackOptions(p);
+  if (options instanceof PlaybackFailure) return options;
+  if (req.format !== 'm3u8') return failure(999, 404, `no .${req.format.slice(0, 16)} manifests here: use .m3u8`);
+  return options;
+}
+
+/** The secrets the URL may be signed with: the named application key's, or the owner's API keys. */
+async function signingKeys(q: PlaybackQuery, options: PlaybackOptions, owner: string, directory: PlaybackDirectory): Promise<Buffer[] | PlaybackFailure> {
+  const kid = q.params.get('kid');
+  if (kid === undefined) {
+    const keys = await directory.signingKeys(owner);
+    return keys ?? failure(110, 403, 'unknown owner (oid)');
+  }
+  const versions = kid === '' ? [] : await directory.appKey(owner, kid);
+  if (versions.length === 0) return failure(119, 403, `no application key named ${kid.slice(0, 64)}`);
+  const active = versions.filter((v) => !v.revoked && (options.keyVersion === undefined || v.version === options.keyVersion));
+  if (active.length === 0) {
+    return failure(120, 403, options.keyVersion === undefined ? `application key ${kid} has no active version` : `application key ${kid} has no active version ${options.keyVersion}`);
+  }
+  return active.map((v) => v.secret);
+}
+
+/**
+ * Checks a playback URL and maps the first problem to exactly one playback error code, in
+ * this order: presence and form (103, 113, 108, 101, 105/106, 107, optional parameters,
+ * format), signature (119, 120, 109/110), expiry (104), IP (111), private content (102), the
+ * content plan (117, 123-126, 115), DRM policy (114), ad configuration (121, 122), and the
+ * single-use claims (127, 112). The ad decision (130) is the caller's, after this.
+ */
+export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps: PlaybackCheckDeps): Promise<ValidPlayback | PlaybackFailure> {
+  const options = checkForm(req, q);
+  if (options instanceof PlaybackFailure) return options;
+  const p = q.params;
+  const owner = p.get('oid') as string;
+  const keys = await signingKeys(q, options, owner, deps.directory);
+  if (keys instanceof PlaybackFailure) return keys;
+  const sig = q.sig as string;
+  const signedText = q.signedText as string;
+  if (!HEX_SIG.test(sig) || !keys.some((key) => signaturesEqual(playbackSignature(key, signedText), sig))) {
+    return p.has('extsid') ? failure(109, 403, 'the signature does not match (extsid given)') : failure(110, 403, 'the signature does not match');
+  }
+  const now = deps.clock.now();
+  const expiresAtMs = Number(p.get('exp')) * 1000;
+  if (now > expiresAtMs) return failure(104, 410, `the URL expired at ${new Date(expiresAtMs).toISOString()}`);
+  const ip = p.get('ip');
+  if (ip !== undefined && normalIp(ip) !== normalIp(req.clientIp)) return failure(111, 403, 'the URL is bound to another IP address');
+
+  const contentOwner = p.get('coid');
+  if (contentOwner !== undefined && contentOwner !== owner) {
+    const shared = await deps.directory.privateAsset(contentOwner, req.contentId);
+    if (shared && !shared.sharedWith.includes(owner)) return failure(102, 403, 'the content is private and not shared with this workspace');
+  }
+
+  const plan = req.kind === 'asset' ? planAsset(assetDurationS(req.contentId), options) : planEvent(now, options);
+  if (plan instanceof PlaybackFailure) return plan;
+
+  const drmName = p.get('drm');
+  if (drmName !== undefined) {
+    const policy = await deps.directory.drmPolicy(owner, drmName);
+    if (!policy) return failure(114, 404, `no DRM policy named ${drmName.slice(0, 64)}`);
+    const problems = deps.drm.check(policy);
+    if (problems.length > 0) return failure(114, 403, `the ${policy.provider} provider rejects policy ${policy.name}: ${problems[0]}`);
+  }
+
+  let adConfig: AdConfig | undefined;
+  const adName = p.get('ad');
+  if (adName !== undefined) {
+    adConfig = adName === '' ? undefined : await deps.directory.adConfig(owner, adName);
+    if (!adConfig) return failure(121, 400, `no ad configuration named ${adName.slice(0, 64)}`);
+    const problems = adConfigProblems(adConfig);
+    if (problems.length > 0) return failure(122, 422, `ad configuration ${adConfig.name} is not set up: ${problems.join('; ')}`);
+  }
+
+  // Claims last: a URL refused for any other reason must not use up its session or signature.
+  const claims: ValidPlayback['claims'] = [];
+  if (options.session !== undefined) {
+    const key = `${owner}\u0000${options.session}`;
+    if (!deps.sessions.claim(key, expiresAtMs)) return failure(127, 409, 'this playback session (pbs) was already used');
+    claims.push({ guard: deps.sessions, key });
+  }
+  if (drmName !== undefined) {
+    const key = `${owner}\u0000${sig}`;
+    if (!deps.drmSignatures.claim(key, expiresAtMs)) {
+      for (const c of claims) c.guard.release(c.key);
+      return failure(112, 403, 'this DRM-protected URL was already used: sign a new one');
+    }
+    claims.push({ guard: deps.drmSignatures, key });
+  }
+
+  const targeting: Record<string, string> = {};
+  for (const [name, value] of p) if (name.startsWith('ad.')) targeting[name.slice(3)] = value;
+  return { owner, plan, options, adConfig, targeting, claims };
+}

@@ -1,0 +1,90 @@
+import type { FakeClock } from '../../../platform/clock.js';
+import type { Runtime } from '../../../runtime.js';
+import type { PlaybackEvent } from '../../vod-stats/events.schema.js';
+import type { AdDecisionServer } from '../ad-decision.js';
+import { createPlaybackEdge, type PlaybackEdge } from '../playback-edge.module.js';
+import type { PlaybackEventSink } from '../playback-events.js';
+import { playbackSignature } from '../playback-token.js';
+
+/** A stopwatch that moves `stepMs` on every reading, so measured latencies are known in advance. */
+export class FakeStopwatch {
+  private current = 1000;
+  constructor(public stepMs = 0.5) {}
+  read = (): number => {
+    this.current += this.stepMs;
+    return this.current;
+  };
+}
+
+/** Keeps a copy of every event and passes it on (to the real statistics ingest). */
+export class TeeEventSink implements PlaybackEventSink {
+  readonly events: PlaybackEvent[] = [];
+  constructor(private readonly next: PlaybackEventSink) {}
+  emit(events: readonly PlaybackEvent[]): void {
+    this.events.push(...events);
+    this.next.emit(events);
+  }
+  flush(): Promise<void> {
+    return this.next.flush();
+  }
+}
+
+export interface TestEdge {
+  edge: PlaybackEdge;
+  /** Every event the edge emitted, in order. */
+  events: PlaybackEvent[];
+  stopwatch: FakeStopwatch;
+}
+
+/**
+ * Replaces the runtime's playback edge with one on fake ports (stopwatch, optionally the ad
+ * decision server) whose events are recorded and still go through the real statistics ingest.
+ */
+export function installTestEdge(runtime: Runtime, overrides: { adDecisions?: AdDecisionServer; stepMs?: number } = {}): TestEdge {
+  const stopwatch = new FakeStopwatch(overrides.stepMs);
+  const tee = new TeeEventSink(runtime.playbackEdge.events);
+  const edge = createPlaybackEdge(
+    {
+      config: { logLevel: 'silent' },
+      clock: runtime.clock,
+      ids: runtime.ids,
+      storage: runtime.storage,
+      box: runtime.box,
+      signingKeys: (owner) => runtime.keyRing.get(owner),
+      ingest: (body, kind, auth) => runtime.vodStats.ingest.ingest(body, kind, auth),
+    },
+    { events: tee, stopwatch: stopwatch.read, ...(overrides.adDecisions ? { adDecisions: overrides.adDecisions } : {}) },
+  );
+  runtime.playbackEdge = edge;
+  return { edge, events: tee.events, stopwatch };
+}
+
+/** A playback URL path with exactly these parameters; `key` null leaves sig out, '' sends it empty. */
+export function urlWith(path: string, pairs: ReadonlyArray<readonly [string, string]>, key: string | null): string {
+  const query = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  if (key === null) return `${path}?${query}`;
+  return `${path}?${query}&sig=${key === '' ? '' : playbackSignature(key, query)}`;
+}
+
+/** The usual valid parameters of a playback URL, before extras. */
+export const basePairs = (o: { contentId: string; owner: string; expS: number; ct?: string }): Array<[string, string]> => [
+  ['tc', '1'],
+  ['exp', String(o.expS)],
+  ['rn', 'r4nd0m'],
+  ['ct', o.ct ?? 'a'],
+  ['cid', o.contentId],
+  ['oid', o.owner],
+];
+
+/** Moves a fake clock forward in steps until `pending` settles (ad decisions wait on the clock). */
+export async function driveClock<T>(pending: Promise<T>, clock: FakeClock, stepMs: number): Promise<T> {
+  let settled = false;
+  const watched = pending.finally(() => {
+    settled = true;
+  });
+  for (let i = 0; i < 1000 && !settled; i++) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!settled) clock.advance(stepMs);
+  }
+  return watched;
+}

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sumTotals, TrafficSimulator, type SimulatedOwner, type TrafficProgress } from './traffic-simulator.js';
+
+/** A seeded generator, so the session mix is the same every run. */
+const seeded = (seed: number) => () => {
+  seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+  return seed / 2 ** 31;
+};
+
+const owners: SimulatedOwner[] = ['o1', 'o2'].map((owner) => ({ owner, apiKey: `${owner}-key`, appKeySecret: 's', contentOwner: null, assets: ['a1', 'a2', 'a3'] }));
+
+test('sessions start at the rate for the duration; totals count what the edge answered', async () => {
+  let now = 0;
+  const paths: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const simulator = new TrafficSimulator({
+    now: () => now,
+    wait: (ms) => {
+      now += ms;
+      return Promise.resolve();
+    },
+    random: seeded(7),
+    async get(path) {
+      paths.push(path);
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await Promise.resolve();
+      inFlight -= 1;
+      if (path.includes('tc=2')) return { status: 400, errorCode: 113 };
+      if (path.includes('.mpd?')) return { status: 404, errorCode: 999 };
+      return { status: 200, errorCode: null };
+    },
+  });
+  const progress: TrafficProgress[] = [];
+  const report = await simulator.run(
+    { owners, ratePerS: 100, durationMs: 2000, adShare: 0.5, errorShares: new Map([[113, 0.2], [999, 0.1]]), concurrency: 4 },
+    (p) => progress.push(structuredClone(p)),
+  );
+  assert.ok(report.sessions >= 198 && report.sessions <= 200, String(report.sessions));
+  assert.equal(report.totals.requests, paths.length);
+  assert.equal(report.totals.requests, report.sessions);
+  const errors = (report.totals.errors['113'] ?? 0) + (report.totals.errors['999'] ?? 0);
+  assert.equal(report.totals.manifest + errors, report.sessions);
+  assert.ok(errors > 30 && errors < 90, `about 30 % errors: ${errors}`);
+  assert.ok(report.totals.ad > 30 && report.totals.ad < report.totals.manifest, `about half the good sessions with ads: ${report.totals.ad}`);
+  assert.equal(paths.filter((p) => p.includes('ad=sim-ads')).length, report.totals.ad);
+  assert.deepEqual(sumTotals(Object.values(report.byOwner)), report.totals);
+  assert.deepEqual(Object.keys(report.byOwner).sort(), ['o1', 'o2']);
+  assert.ok(maxInFlight <= 4);
+  assert.ok(progress.length >= 2, 'progress once a second and at the end');
+  assert.ok(progress[0] && progress[0].sessions >= 99 && progress[0].sessions <= 101);
+  assert.ok(paths.every((p) => /^\/play\/[^?]+\?tc=\d&exp=\d+&rn=[^&]+&ct=a&cid=a\d&oid=o\d&pbs=sim-[a-z0-9]+/.test(p)), paths[0]);
+});
+
+test('a failed request is counted apart, never in the totals', async () => {
+  let now = 0;
+  const simulator = new TrafficSimulator({
+    now: () => now,
+    wait: (ms) => ((now += ms), Promise.resolve()),
+    random: seeded(1),
+    get: () => Promise.reject(new Error('ECONNREFUSED')),
+  });
+  const report = await simulator.run({ owners, ratePerS: 10, durationMs: 1000, adShare: 0, errorShares: new Map(), concurrency: 2 });
+  assert.equal(report.failed, report.sessions);
+  assert.equal(report.totals.requests, 0);
+});
