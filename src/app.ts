@@ -17,6 +17,7 @@ import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.r
 import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
 import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
 import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
+import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
@@ -73,6 +74,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
   await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
   await app.register(async (root) => playbackEdgeRoutes(root, runtime, API_PREFIX));
+  await app.register(async (web) => dashboardRoutes(web));
 
   await app.ready();
   return app;
