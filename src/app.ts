@@ -56,10 +56,6 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
     const problem = toProblem(new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request.id);
     void reply.code(404).type('application/problem+json').send(problem);
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
 
   recordRoutes(app);
   await registerOpenApi(app, VERSION);

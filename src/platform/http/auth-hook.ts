@@ -45,8 +45,10 @@ export function registerAuth(app: App, authenticator: Authenticator, adminToken:
     request.auth = auth;
   };
 
-  // Callback style so that the common case (a pair verified moments ago) stays synchronous.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // One hook per request (it also echoes the request id), callback style so that the common
+  // case (a pair verified moments ago) stays synchronous.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
     // Unknown routes fall through to the 404 handler without asking for credentials.
     if (request.is404) return done();
     const policy = request.routeOptions.config.auth ?? 'api';

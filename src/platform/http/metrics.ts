@@ -25,17 +25,24 @@ const escapeLabel = (v: string) => v.replaceAll('\\', '\\\\').replaceAll('"', '\
 export class Metrics {
   readonly registry = new Registry();
   private readonly routes = new Map<string, RouteStats>();
+  /** The record of a route, keyed by its (per-route, long-lived) config object. */
+  private readonly byRouteConfig = new WeakMap<object, RouteStats>();
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'playline_' });
   }
 
-  observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route}`;
-    let stats = this.routes.get(key);
+  /** `routeKey`: an object that is the same for every request of a route (its config). */
+  observeRequest(method: string, route: string, status: number, seconds: number, routeKey?: object): void {
+    let stats = routeKey ? this.byRouteConfig.get(routeKey) : undefined;
     if (!stats) {
-      stats = { method, route, statuses: new Map(), buckets: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 };
-      this.routes.set(key, stats);
+      const key = `${method} ${route}`;
+      stats = this.routes.get(key);
+      if (!stats) {
+        stats = { method, route, statuses: new Map(), buckets: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 };
+        this.routes.set(key, stats);
+      }
+      if (routeKey) this.byRouteConfig.set(routeKey, stats);
     }
     stats.statuses.set(status, (stats.statuses.get(status) ?? 0) + 1);
     stats.sum += seconds;
@@ -75,7 +82,10 @@ export class Metrics {
 
 export function registerMetrics(app: App, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    const route = request.routeOptions;
+    // A HEAD request shares its GET route's config: key it by route only when the methods agree.
+    const key = route.url !== undefined && route.method === request.method ? route.config : undefined;
+    metrics.observeRequest(request.method, route.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000, key);
     done();
   });
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (_request, reply) => {
