@@ -4,14 +4,15 @@
  */
 import os from 'node:os';
 import { authBenchmark } from './auth.bench.js';
-import { syndicationBenchmark } from './syndication.bench.js';
 import { callbacksBenchmark } from './callbacks.bench.js';
 import { ingestBenchmark } from './ingest.bench.js';
 import { vodStatsBenchmark } from './vod-stats.bench.js';
+import { syndicationBenchmark } from './syndication.bench.js';
 import { playbackEdgeBenchmark } from './playback-edge.bench.js';
+import { clusterBenchmark } from './cluster.bench.js';
 import { printComparison, type Benchmark } from './lib/report.js';
 
-const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark, playbackEdgeBenchmark];
+const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark, playbackEdgeBenchmark, clusterBenchmark];
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks;

@@ -14,6 +14,9 @@ import { createManagedSlicers, type ManagedSlicers } from './modules/managed-sli
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/playback-edge.module.js';
+import { createCluster, createClusterStats, type Cluster } from './modules/cluster/cluster.module.js';
+import { callbackLinkOf } from './modules/cluster/callback-link.js';
+import { ClusterAdminService } from './modules/cluster/cluster-admin.service.js';
 
 /** Background work a module runs while the server is up (journals, dispatchers, task runners). */
 export interface BackgroundWork {
@@ -49,6 +52,10 @@ export interface Runtime {
   vodStats: VodStats;
   /** Playback edge: signed /play URLs, the playback catalogue; its events go through statistics ingest. */
   playbackEdge: PlaybackEdge;
+  /** Cluster mode (PostgreSQL + Redis): shared Redis connections and the change feed; undefined when embedded. */
+  cluster: Cluster | undefined;
+  /** Cluster membership and the statistics rebuild (admin API, CLI). */
+  clusterAdmin: ClusterAdminService;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -73,14 +80,19 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     overrides.storage ??
     (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
+  const cluster = config.redisUrl ? createCluster({ config, clock, storage }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics });
+  // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
+  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
   const managedSlicers = createManagedSlicers({ config, clock, ids, storage });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
   // Accepted error events go to whatever sink the runtime holds when they arrive.
-  const vodStats = createVodStats({ config, clock, metrics, errorReports: () => runtime.errorReports });
+  const errorReports = () => runtime.errorReports;
+  // Cluster mode: PostgreSQL journal + Redis statistics, one callback rate share per live instance.
+  const clusterStats = cluster && createClusterStats(cluster, { metrics, errorReports, onMembers: (alive) => errorReporting.dispatcher.setRateShare(1 / alive) });
+  const vodStats = clusterStats ?? createVodStats({ config, clock, metrics, errorReports });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
@@ -107,6 +119,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     syndication,
     vodStats,
     playbackEdge,
+    cluster,
+    clusterAdmin: new ClusterAdminService(cluster && clusterStats ? { cluster, stats: clusterStats } : undefined),
     async start() {
       for (const work of background) {
         await work.start();
@@ -122,6 +136,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   // Modules, one block each: create services, add them to the runtime, queue background work.
 
+  // Cluster mode: Redis connections first (everything after may use them), closed last.
+  if (cluster) background.push(cluster.connection);
+
   // Error Reporting: accepted error events go to the callback dispatcher (submit never waits).
   runtime.errorReports = errorReporting.dispatcher;
   background.push(errorReporting.background);
@@ -129,7 +146,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.
   background.push(managedSlicers.work);
 
-  // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop.
+  // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
+  // (cluster mode: join the cluster, rebuilding Redis from the journal if it holds no statistics).
   background.push(vodStats.work);
 
   // Playback edge: after statistics, so it stops first and hands over its last events.

@@ -7,6 +7,7 @@ import { keysCommand, workspacesCommand } from './workspaces.command.js';
 import { signCommand } from './sign.command.js';
 import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
+import { clusterCommand } from './cluster.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -27,6 +28,7 @@ Examples:
   program.addCommand(signCommand());
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());
+  program.addCommand(clusterCommand());
   return program;
 }
 

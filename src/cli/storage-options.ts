@@ -14,7 +14,7 @@ export function addSettingOptions(command: Command, keys?: ConfigKey[]): Command
   return command;
 }
 
-export const storageKeys: ConfigKey[] = ['dataDir', 'databaseUrl', 'secretKey'];
+export const storageKeys: ConfigKey[] = ['dataDir', 'databaseUrl', 'redisUrl', 'redisPrefix', 'secretKey'];
 
 /** Config from the environment overridden by the command's flags. */
 export function configFrom(opts: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {

@@ -13,7 +13,8 @@ export const ConfigSchema = Type.Object({
   host: setting(Type.String({ minLength: 1, default: '127.0.0.1' }), 'PLAYLINE_HOST', '--host', 'Interface to bind (0.0.0.0 for all)'),
   dataDir: setting(Type.String({ minLength: 1, default: './data' }), 'PLAYLINE_DATA_DIR', '--data-dir', 'Directory for the embedded SQLite database, the secret key file and the ingest journal'),
   databaseUrl: setting(Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })), 'PLAYLINE_DATABASE_URL', '--database-url', 'PostgreSQL URL; when set, resources and keys live there instead of SQLite'),
-  redisUrl: setting(Type.Optional(Type.String({ pattern: '^rediss?://' })), 'PLAYLINE_REDIS_URL', '--redis-url', 'Redis URL for cluster mode (statistics, dedupe, pause state, change feed)'),
+  redisUrl: setting(Type.Optional(Type.String({ pattern: '^rediss?://' })), 'PLAYLINE_REDIS_URL', '--redis-url', 'Redis URL for cluster mode (statistics, dedupe, pause state, change feed); cluster mode needs PLAYLINE_DATABASE_URL too'),
+  redisPrefix: setting(Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'playline:' }), 'PLAYLINE_REDIS_PREFIX', '--redis-prefix', 'Prefix of every Redis key and channel of this deployment (several deployments may share one Redis)'),
   secretKey: setting(Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })), 'PLAYLINE_SECRET_KEY', '--secret-key', 'Base64 32-byte key that encrypts secrets at rest (default: <data dir>/secret.key, created on first start; cluster instances must share one)'),
   timestampToleranceS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 300 }), 'PLAYLINE_TIMESTAMP_TOLERANCE_S', '--timestamp-tolerance', 'Accepted clock skew of a signed request, in seconds'),
   adminToken: setting(Type.Optional(Type.String({ minLength: 16 })), 'PLAYLINE_ADMIN_TOKEN', '--admin-token', 'Bearer token for the admin API (disabled when unset); at least 16 characters'),
@@ -30,6 +31,7 @@ export const ConfigSchema = Type.Object({
   statsDelayMs: setting(Type.Integer({ minimum: 0, maximum: 600000, default: 0 }), 'PLAYLINE_STATS_DELAY_MS', '--stats-delay-ms', 'Delay before an accepted event is visible to statistics queries (the original platform: 180000)'),
   slicerProvisionMs: setting(Type.Integer({ minimum: 0, maximum: 3600000, default: 2000 }), 'PLAYLINE_SLICER_PROVISION_MS', '--slicer-provision-ms', 'How long the simulated slicer provisioner takes per task'),
   slicerFailureRate: setting(Type.Number({ minimum: 0, maximum: 1, default: 0 }), 'PLAYLINE_SLICER_FAILURE_RATE', '--slicer-failure-rate', 'Share of simulated slicer tasks that fail (0 to 1)'),
+  slicerLeaseMs: setting(Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }), 'PLAYLINE_SLICER_LEASE_MS', '--slicer-lease-ms', 'How long a slicer task stays claimed by an instance that stopped renewing it (cluster mode: takeover time after an instance dies)'),
   regions: setting(Type.String({ minLength: 1, default: 'us-west-2,us-east-1,eu-central-1,ap-southeast-2' }), 'PLAYLINE_REGIONS', '--regions', 'Comma-separated region names offered to publishing schedules and slicers'),
 });
 
@@ -80,6 +82,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
     const shown = key === 'secretKey' || key === 'adminToken' ? '(hidden)' : JSON.stringify(raw[key ?? '']);
     const name = meta ? `${meta.env} (${meta.flag})` : first.path;
     throw new ConfigError(`Invalid setting ${name}: ${first.message}; got ${shown}. ${meta?.description ?? ''}`.trim());
+  }
+  // Cluster mode shares both the database and Redis; one without the other is a half cluster.
+  if ((converted.databaseUrl === undefined) !== (converted.redisUrl === undefined)) {
+    const [set, missing] = converted.databaseUrl === undefined ? ['PLAYLINE_REDIS_URL (--redis-url)', 'PLAYLINE_DATABASE_URL (--database-url)'] : ['PLAYLINE_DATABASE_URL (--database-url)', 'PLAYLINE_REDIS_URL (--redis-url)'];
+    throw new ConfigError(`Cluster mode needs PostgreSQL and Redis: ${set} is set but ${missing} is not. Set both for cluster mode, or neither for the embedded mode.`);
   }
   return converted as Config;
 }

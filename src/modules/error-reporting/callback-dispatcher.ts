@@ -46,6 +46,8 @@ export interface CallbackDispatcherOptions {
   recentPerWorkspace?: number;
   /** Called after every attempt (logging, tests). Must not throw. */
   onAttempt?: (owner: string, attempt: DeliveryAttempt) => void;
+  /** Called when this instance pauses an endpoint (cluster mode tells the other instances). Must not throw. */
+  onPause?: (url: string, pausedUntil: number, consecutiveFailures: number) => void;
 }
 
 /** The state of one endpoint, for the deliveries API and /metrics. */
@@ -89,14 +91,18 @@ export class CallbackDispatcher implements ErrorReportSink {
   private readonly transport: CallbackTransport;
   private readonly clock: Clock;
   private readonly ids: IdGenerator;
-  private readonly rate: number;
-  private readonly burst: number;
+  private readonly fullRate: number;
+  private readonly fullBurst: number;
+  /** This instance's part of the rate and burst (cluster mode: 1 / live instances). */
+  private rate: number;
+  private burst: number;
   private readonly queueCapacity: number;
   private readonly totalQueueCapacity: number;
   private readonly maxInFlight: number;
   private readonly failureBackoff: Backoff;
   private readonly unreachableBackoff: Backoff;
   private readonly onAttempt: ((owner: string, attempt: DeliveryAttempt) => void) | undefined;
+  private readonly onPause: ((url: string, pausedUntil: number, consecutiveFailures: number) => void) | undefined;
   private readonly routes = new Map<string, CallbackRoute>();
   private readonly endpoints = new Map<string, Endpoint>();
   private totalQueued = 0;
@@ -106,8 +112,8 @@ export class CallbackDispatcher implements ErrorReportSink {
     this.transport = options.transport;
     this.clock = options.clock;
     this.ids = options.ids;
-    this.rate = options.ratePerSecond ?? 500;
-    this.burst = options.burst ?? 500;
+    this.rate = this.fullRate = options.ratePerSecond ?? 500;
+    this.burst = this.fullBurst = options.burst ?? 500;
     this.queueCapacity = options.queueCapacity ?? 1000;
     this.totalQueueCapacity = options.totalQueueCapacity ?? 100_000;
     this.maxInFlight = options.maxInFlight ?? 32;
@@ -115,6 +121,27 @@ export class CallbackDispatcher implements ErrorReportSink {
     this.unreachableBackoff = options.unreachableBackoff ?? { initialMs: 5000, maxMs: 120_000 };
     this.log = new DeliveryLog(options.recentPerWorkspace ?? 100);
     this.onAttempt = options.onAttempt;
+    this.onPause = options.onPause;
+  }
+
+  /**
+   * Cluster mode: each endpoint's rate and burst are shared by the instances, this one sending
+   * at most `share` of them (1 / live instances), so an endpoint never gets more than configured.
+   */
+  setRateShare(share: number): void {
+    const part = Math.min(1, Math.max(0.001, share));
+    this.rate = this.fullRate * part;
+    this.burst = Math.max(1, this.fullBurst * part);
+  }
+
+  /** Cluster mode: a pause another instance decided for `url`, applied when it ends later than ours. */
+  pauseFromPeer(url: string, pausedUntil: number, consecutiveFailures: number): void {
+    const endpoint = this.endpoints.get(url);
+    if (!endpoint || pausedUntil <= endpoint.pausedUntil || this.closed) return;
+    endpoint.consecutiveFailures = Math.max(endpoint.consecutiveFailures, consecutiveFailures);
+    endpoint.generation += 1;
+    endpoint.pausedUntil = pausedUntil;
+    this.schedule(endpoint, Math.max(1, pausedUntil - this.clock.now()));
   }
 
   /** Queues a report for its owner's callback, or drops it; never waits and never throws. */
@@ -311,6 +338,7 @@ export class CallbackDispatcher implements ErrorReportSink {
     const ms = pauseFor(backoff, endpoint.consecutiveFailures);
     endpoint.pausedUntil = this.clock.now() + ms;
     this.schedule(endpoint, ms);
+    this.onPause?.(endpoint.url, endpoint.pausedUntil, endpoint.consecutiveFailures);
   }
 
   private discardQueue(endpoint: Endpoint): void {

@@ -15,6 +15,7 @@ import { CallbackRouteSync } from './callback-route-sync.js';
 import type { DeliveryAttempt } from './delivery-log.js';
 import { registerErrorReportingMetrics } from './error-reporting.metrics.js';
 import { ErrorReportingService } from './error-reporting.service.js';
+import type { CallbackSettings } from './error-reporting.service.js';
 
 /** The runtime pieces Error Reporting is built from (a structural subset of `Runtime`). */
 export interface ErrorReportingDeps {
@@ -26,7 +27,19 @@ export interface ErrorReportingDeps {
   metrics: { registry: Registry };
 }
 
+/** Cluster mode's link between instances (src/modules/cluster/callback-link.ts): changes travel at once. */
+export interface CallbackClusterLink {
+  /** Tells the other instances that `owner`'s callback settings changed (saved in the database). */
+  settingsChanged(owner: string): void;
+  /** Tells the other instances that this one paused `url`. */
+  paused(url: string, pausedUntil: number, consecutiveFailures: number): void;
+  /** Hands over what other instances announce. */
+  listen(handlers: { settings(owner: string): void; pause(url: string, pausedUntil: number, consecutiveFailures: number): void }): Promise<void>;
+}
+
 export interface ErrorReportingOverrides {
+  /** Cluster mode: settings changes and endpoint pauses reach the other instances at once. */
+  cluster?: CallbackClusterLink;
   /** DNS for the SSRF guard (tests answer from a table). */
   resolver?: HostResolver;
   /** Settings check interval for changes made by other instances. Default 500 ms. */
@@ -79,6 +92,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     queueCapacity: config.callbackQueueSize,
     maxInFlight: config.callbackConcurrency,
     onAttempt: (_owner, attempt) => observe(attempt),
+    ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster) } : {}),
   });
   observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher).observe;
   const routeSync = new CallbackRouteSync({
@@ -91,7 +105,16 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
       overrides.onError ??
       ((error: unknown) => process.emitWarning(`Error Reporting settings check failed (callbacks keep their last known settings): ${String(error)}`)),
   });
-  const service = new ErrorReportingService({ db, box, clock, ids, tester: client, dispatcher, routes: routeSync });
+  const link = overrides.cluster;
+  const routes = link
+    ? {
+        apply(settings: CallbackSettings) {
+          routeSync.apply(settings);
+          link.settingsChanged(settings.owner);
+        },
+      }
+    : routeSync;
+  const service = new ErrorReportingService({ db, box, clock, ids, tester: client, dispatcher, routes });
   return {
     service,
     dispatcher,
@@ -99,7 +122,10 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     routeSync,
     background: {
       name: 'error-reporting',
-      start: () => routeSync.start(),
+      async start() {
+        await routeSync.start();
+        await link?.listen({ settings: () => void routeSync.refresh(), pause: (url, until, failures) => dispatcher.pauseFromPeer(url, until, failures) });
+      },
       async stop() {
         routeSync.stop();
         dispatcher.close();

@@ -50,6 +50,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     ownerId: leaseOwner(ids),
     exclusive: embedded,
     pollMs: embedded ? null : 1_000,
+    leaseMs: config.slicerLeaseMs,
   });
   const service = new ManagedSlicerService({
     store: repository,

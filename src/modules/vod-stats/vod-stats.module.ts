@@ -8,6 +8,7 @@ import { EventIngestService } from './event-ingest.service.js';
 import { FileEventJournal } from './file-journal.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
 import { registerVodStatsMetrics } from './vod-stats.metrics.js';
+import type { StatsStore } from './stats-store.js';
 import { VodStatsService } from './vod-stats.service.js';
 
 export interface VodStatsDeps {
@@ -18,12 +19,15 @@ export interface VodStatsDeps {
   metrics: { registry: Registry };
 }
 
-/** Everything VOD statistics runs: ingest (journal + store), the queries, their background work. */
+/**
+ * Everything VOD statistics runs: ingest (journal + store), the queries, their background work.
+ * Embedded: this module. Cluster mode (src/modules/cluster): the same shape over PostgreSQL + Redis.
+ */
 export interface VodStats {
-  ingest: EventIngestService;
+  ingest: Pick<EventIngestService, 'ingest'>;
   service: VodStatsService;
-  store: MemoryStatsStore;
-  /** Restores from snapshot + journal on start, prunes every minute, snapshots on stop. */
+  store: StatsStore;
+  /** Embedded: restores from snapshot + journal on start, prunes every minute, snapshots on stop. */
   work: { name: string; start(): Promise<void>; stop(): Promise<void> };
 }
 

@@ -22,7 +22,8 @@ import type { VodStatsService } from './vod-stats.service.js';
 import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
 
 export interface VodStatsRouteDeps {
-  vodStats: { ingest: EventIngestService; service: VodStatsService };
+  /** The embedded pipeline, or cluster mode's (same `ingest`). */
+  vodStats: { ingest: Pick<EventIngestService, 'ingest'>; service: VodStatsService };
 }
 
 const tags = ['vod-stats'];

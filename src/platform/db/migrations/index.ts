@@ -4,10 +4,12 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
+import { clusterMigration } from '../../../modules/cluster/cluster.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
  * 0001-0099 foundation, 0100 vod-stats, 0200 error-reporting, 0300 syndication,
+ * 0400 managed-slicers, 0500 playback-edge, 0600 cluster.
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
@@ -15,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0300_syndication': syndicationMigration,
   '0400_managed_slicers': managedSlicersMigration,
   '0500_playback_edge': playbackEdgeMigration,
+  '0600_cluster': clusterMigration,
 };

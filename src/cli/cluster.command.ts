@@ -1,0 +1,43 @@
+import { Command } from 'commander';
+import type { Runtime } from '../runtime.js';
+import { printObject, printRows } from './output.js';
+import { addSettingOptions, storageKeys, withRuntime } from './storage-options.js';
+
+/** Runs `fn` with the runtime's Redis connections open (the data commands start no background work). */
+const withCluster = <T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>): Promise<T> =>
+  withRuntime(opts, async (runtime) => {
+    await runtime.cluster?.connection.start();
+    try {
+      return await fn(runtime);
+    } finally {
+      await runtime.cluster?.connection.stop();
+    }
+  });
+
+const clusterCommandOf = (name: string, description: string) =>
+  addSettingOptions(new Command(name).description(description).option('--json', 'print JSON for scripts'), [...storageKeys, 'redisUrl', 'redisPrefix']);
+
+/** `playline cluster status|rebuild-stats`: the admin API's cluster calls, without a server. */
+export function clusterCommand(): Command {
+  const command = new Command('cluster').description('Cluster mode (PLAYLINE_DATABASE_URL and PLAYLINE_REDIS_URL): members and the statistics rebuild');
+  command.addCommand(
+    clusterCommandOf('status', 'The instances of the cluster and the state of the Redis statistics').action(async (opts: Record<string, unknown>) => {
+      const status = await withCluster(opts, (rt) => rt.clusterAdmin.status());
+      if (opts.json === true) {
+        printObject(status, true);
+        return;
+      }
+      printObject({ mode: status.mode, rebuilding: status.stats.rebuilding, built_at: status.stats.built_at === null ? null : new Date(status.stats.built_at).toISOString() }, false);
+      const rows = status.instances.map((m) => ({ id: m.id, alive: m.alive, last_heartbeat: new Date(m.beat_at).toISOString() }));
+      if (status.mode === 'cluster') printRows(rows, false, ['id', 'alive', 'last_heartbeat']);
+    }),
+  );
+  command.addCommand(
+    clusterCommandOf('rebuild-stats', 'Rebuild the Redis statistics from the PostgreSQL ingest journal (the last 24 hours); safe while instances run')
+      .action(async (opts: Record<string, unknown>) => {
+        const result = await withCluster(opts, (rt) => rt.clusterAdmin.rebuildStats());
+        printObject({ batches: result.batches, events: result.events, last_seq: result.last_seq }, opts.json === true);
+      }),
+  );
+  return command;
+}
