@@ -50,7 +50,7 @@ export function keysCommand(): Command {
       }),
   );
   command.addCommand(
-    dataCommand('revoke', 'Revoke a key: requests signed with it are refused (401 key_revoked) within a second')
+    dataCommand('revoke', 'Revoke a key: requests signed with it are refused (401 key_revoked) within two seconds')
       .argument('<key_id>', 'the key id (see keys list)')
       .requiredOption('--owner <workspace_id>', 'the workspace the key belongs to')
       .action(async (keyId: string, opts: Record<string, unknown>) => {
