@@ -10,12 +10,13 @@ import { vodStatsBenchmark } from './vod-stats.bench.js';
 import { syndicationBenchmark } from './syndication.bench.js';
 import { playbackEdgeBenchmark } from './playback-edge.bench.js';
 import { clusterBenchmark } from './cluster.bench.js';
+import { soakBenchmark } from './soak.bench.js';
 import { printComparison, type Benchmark } from './lib/report.js';
 
-const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark, playbackEdgeBenchmark, clusterBenchmark];
+const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark, playbackEdgeBenchmark, clusterBenchmark, soakBenchmark];
 
 const wanted = process.argv.slice(2);
-const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks;
+const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks.filter((b) => !b.optIn);
 if (selected.length === 0) {
   process.stderr.write(`No benchmark named ${wanted.join(', ')}. Known: ${benchmarks.map((b) => b.name).join(', ')}\n`);
   process.exit(2);

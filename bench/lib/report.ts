@@ -14,6 +14,8 @@ export interface Benchmark {
   name: string;
   description: string;
   run(): Promise<Comparison[]>;
+  /** Runs only when named (`npm run bench -- soak`): too long for the default set. */
+  optIn?: boolean;
 }
 
 const fmt = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(3));

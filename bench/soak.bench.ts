@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { signV4 } from '../src/platform/auth/v4-signature.js';
+import { startBenchServer } from './lib/http-load.js';
+import type { Benchmark } from './lib/report.js';
+
+const server = new URL('./servers/api-server.ts', import.meta.url).pathname;
+const minutes = Number(process.env.BENCH_SOAK_MINUTES ?? 10);
+const ASSETS = 1000;
+const EVENTS_PER_BATCH = 500;
+/** Requests per second, all kinds together (a quarter are ingest batches): a steady load, not a flood. */
+const RATE = Number(process.env.BENCH_SOAK_RATE ?? 200);
+
+/** Resident set size of a process, in bytes (Linux). */
+const rssOf = (pid: number): number => {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? 0) * 1024;
+};
+
+let sessionSeq = 0;
+/** A batch of fresh sessions over a fixed set of assets: request, manifest, start (and an error now and then). */
+const batch = (owner: string): string => {
+  const lines: string[] = [];
+  for (let i = 0; i < EVENTS_PER_BATCH / 3; i++) {
+    const session = `s${sessionSeq++}`;
+    const asset = `asset-${sessionSeq % ASSETS}`;
+    lines.push(
+      `{"type":"request","owner":"${owner}","asset_id":"${asset}","session_id":"${session}"}`,
+      sessionSeq % 50 === 0
+        ? `{"type":"error","owner":"${owner}","asset_id":"${asset}","session_id":"${session}","error_code":110,"http_status":403}`
+        : `{"type":"manifest","owner":"${owner}","asset_id":"${asset}","session_id":"${session}","latency_ms":${sessionSeq % 90}}`,
+      `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"${session}"}`,
+    );
+  }
+  return lines.join('\n');
+};
+
+/**
+ * DESIGN §9: RSS flat under a 10-minute steady load. Fresh sessions over a fixed set of assets
+ * (ingest) mixed with statistics reads at BENCH_SOAK_RATE requests/s (default 200, about 25,000
+ * events/s), for BENCH_SOAK_MINUTES (default 10); RSS is sampled
+ * every 10 s. "Flat": the last minute's RSS is within 10 % of the RSS at the middle of the run
+ * (by then the state has reached its horizon: session dedupe holds a session while its minute can
+ * still be in a window, the 3-minute window plus the 5-minute late-event allowance).
+ */
+export const soakBenchmark: Benchmark = {
+  name: 'soak',
+  optIn: true,
+  description: `RSS under ${minutes} minutes of steady load: ${RATE} req/s of ingest batches (${EVENTS_PER_BATCH} events of fresh sessions over ${ASSETS} assets) and statistics reads`,
+  async run() {
+    const app = await startBenchServer(server, { BENCH_SERVER: 'app' });
+    const pid = app.child.pid as number;
+    const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
+    if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
+    const owner = creds[1];
+    const key = creds[2];
+    const signed = (path: string) => {
+      const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));
+      return `${path}${path.includes('?') ? '&' : '?'}msg=${encodeURIComponent(msg)}&sig=${sig}`;
+    };
+    // Every asset has statistics before the reads start (a cold single-asset read would be a 404).
+    for (let i = 0; i < Math.ceil(ASSETS / (EVENTS_PER_BATCH / 3)); i++) {
+      const warm = await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: batch(owner), headers: { 'content-type': 'application/x-ndjson' } });
+      if (warm.status !== 202) throw new Error(`warm-up ingest answered ${warm.status}`);
+    }
+    const samples: { atS: number; rss: number }[] = [];
+    const started = Date.now();
+    const sampler = setInterval(() => samples.push({ atS: (Date.now() - started) / 1000, rss: rssOf(pid) }), 10_000);
+    let requests = 0;
+    let non2xx = 0;
+    try {
+      // One-minute legs, each with freshly signed paths (a signature is valid for 5 minutes).
+      for (let minute = 0; minute < minutes; minute++) {
+        const result = await autocannon({
+          url: app.url,
+          connections: 8,
+          duration: 60,
+          overallRate: RATE,
+          requests: [
+            {
+              method: 'POST',
+              path: signed('/api/v4/monitoring/events'),
+              headers: { 'content-type': 'application/x-ndjson' },
+              setupRequest: (request) => ({ ...request, body: batch(owner) }),
+            },
+            { method: 'GET', path: signed('/api/v4/monitoring/vod-stats?top=100') },
+            { method: 'GET', path: signed(`/api/v4/monitoring/vod-stats/asset-${minute % ASSETS}`) },
+            { method: 'GET', path: signed('/api/v4/monitoring/vod-stats/owner-summary') },
+          ],
+        });
+        requests += result.requests.total;
+        non2xx += result.non2xx;
+        process.stdout.write(`  minute ${minute + 1}/${minutes}: RSS ${(rssOf(pid) / 2 ** 20).toFixed(1)} MiB, ${Math.round(result.requests.average)} req/s\n`);
+      }
+    } finally {
+      clearInterval(sampler);
+      await app.stop();
+    }
+    if (non2xx > 0) throw new Error(`${non2xx} of ${requests} soak requests answered non-2xx`);
+    const inMinute = (m: number) => samples.filter((s) => s.atS > (m - 1) * 60 && s.atS <= m * 60).map((s) => s.rss);
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    const middle = Math.min(minutes, Math.ceil(minutes / 2) + 1);
+    const early = avg(inMinute(middle));
+    const late = avg(inMinute(minutes));
+    const peak = Math.max(...samples.map((s) => s.rss));
+    return [
+      {
+        name: `RSS in the last minute (peak ${(peak / 2 ** 20).toFixed(1)} MiB, ${requests.toLocaleString('en-US')} requests)`,
+        unit: 'MiB',
+        value: late / 2 ** 20,
+        baseline: { name: `RSS in minute ${middle}`, value: early / 2 ** 20 },
+        target: `flat: last minute within 10 % of minute ${middle}`,
+        met: late <= early * 1.1,
+      },
+    ];
+  },
+};
