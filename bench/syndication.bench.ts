@@ -9,7 +9,7 @@ import { signV4 } from '../src/platform/auth/v4-signature.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import { printComparison, type Benchmark, type Comparison } from './lib/report.js';
 
-const server = fileURLToPath(new URL('./syndication-server.ts', import.meta.url));
+const server = fileURLToPath(new URL('./servers/api-server.ts', import.meta.url));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
 const patches = (path: string) =>
@@ -33,11 +33,12 @@ export const syndicationBenchmark: Benchmark = {
       { name: 'target PATCH', env: {} },
     ];
     for (const variant of variants) {
-      const app = await startBenchServer(server, { BENCH_SERVER: 'app', ...variant.env });
-      const creds = /CREDENTIALS (\S+) (\S+) (\S+)/.exec(app.output());
-      if (!creds?.[1] || !creds[2] || !creds[3]) throw new Error('bench server printed no credentials');
+      const app = await startBenchServer(server, { BENCH_SERVER: 'app', BENCH_TARGET: '1', ...variant.env });
+      const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
+      const target = /TARGET (\S+)/.exec(app.output())?.[1];
+      if (!creds?.[1] || !creds[2] || !target) throw new Error('bench server printed no credentials or target');
       const { msg, sig } = signV4(creds[1], creds[2], Math.floor(Date.now() / 1000));
-      const path = `/api/v4/syndication-target/${creds[3]}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+      const path = `/api/v4/syndication-target/${target}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
       const result = await load({ url: app.url, requests: patches(path), connections });
       await app.stop();
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`PATCH answered non-2xx ${result.non2xx} times, ${result.errors} errors`);

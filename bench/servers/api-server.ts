@@ -2,7 +2,9 @@
  * A bench server in its own process. BENCH_SERVER=app: the real Playline app on a temp SQLite
  * data dir with one workspace and key; BENCH_SERVER=bare: a bare Fastify JSON route, the
  * baseline (BENCH_BARE_PLAYLIST=<asset id>: it answers that asset's HLS playlist text instead,
- * the playback edge's baseline). Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>`.
+ * the playback edge's baseline; PATCH /bare/:id echoes a JSON body, the target PATCH's baseline).
+ * Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>` (and with BENCH_TARGET=1,
+ * `TARGET <id>` of a zixi publishing target it created).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,8 @@ if (kind === 'bare') {
   } else {
     app.get('/bare', async () => ({ '@id': '/api/v4/workspace', '@type': 'Workspace', id: 'a'.repeat(32), name: 'bench', created_at: 1 }));
   }
+  // The syndication benchmark's baseline: parse a JSON body, answer JSON.
+  app.patch('/bare/:id', async (request) => ({ id: (request.params as { id: string }).id, body: request.body }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   process.stdout.write(`READY ${url}\n`);
 } else {
@@ -35,6 +39,14 @@ if (kind === 'bare') {
   const workspace = await runtime.workspaces.createWorkspace('bench');
   const key = await runtime.workspaces.createKey(workspace.id);
   const app = await buildApp(runtime, { logger: false });
+  if (process.env.BENCH_TARGET === '1') {
+    const target = await runtime.syndication.targets.create(workspace.id, {
+      platform: 'Pluto TV',
+      target_protocol: 'zixi',
+      platform_config: { host: 'zixi.example.net', port: 2088, password: 'initial', stream_id: 'bench-stream' },
+    });
+    process.stdout.write(`TARGET ${target.id}\n`);
+  }
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   process.stdout.write(`CREDENTIALS ${workspace.id} ${key.secret}\nREADY ${url}\n`);
   process.on('SIGTERM', () => {
