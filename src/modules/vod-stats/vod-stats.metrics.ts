@@ -3,13 +3,21 @@ import type { Registry } from 'prom-client';
 import type { EventIngestService } from './event-ingest.service.js';
 import type { StatsStore } from './stats-store.js';
 
-/** VOD statistics metrics, read from running totals when scraped (nothing on the hot path). */
-export const registerVodStatsMetrics = (registry: Registry, ingest: EventIngestService, store: StatsStore): void => {
+/** Running ingest totals, as both ingest pipelines (embedded and cluster) keep them. */
+export interface IngestTotalsSource {
+  readonly totals: { batches: number; accepted: number; rejected: number };
+}
+
+/**
+ * The ingest counters, the same names in embedded and cluster mode (so dashboards work for
+ * both); read from running totals when scraped (nothing on the hot path). `scope` ends the help.
+ */
+export const registerIngestCounters = (registry: Registry, ingest: IngestTotalsSource, scope = ''): void => {
   const reported = { batches: 0, accepted: 0, rejected: 0 };
   const counter = (name: keyof typeof reported, help: string) =>
     new Counter({
       name: `playline_vod_stats_${name === 'batches' ? 'batches' : `events_${name}`}_total`,
-      help,
+      help: `${help}${scope}`,
       registers: [registry],
       collect() {
         const total = ingest.totals[name];
@@ -20,6 +28,11 @@ export const registerVodStatsMetrics = (registry: Registry, ingest: EventIngestS
   counter('batches', 'Ingest batches journaled and counted');
   counter('accepted', 'Playback events accepted');
   counter('rejected', 'Playback events rejected (reported per index in the 202 answer)');
+};
+
+/** VOD statistics metrics of the embedded mode. */
+export const registerVodStatsMetrics = (registry: Registry, ingest: EventIngestService, store: StatsStore): void => {
+  registerIngestCounters(registry, ingest);
 
   new Gauge({
     name: 'playline_vod_stats_assets',
