@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Redis } from 'ioredis';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
 import { postgresProblem, testDatabaseUrl } from '../test/helpers/engines.js';
 import { deleteKeys, redisProblem, testRedisUrl } from '../test/helpers/redis.js';
+import { withAdminClient } from '../test/helpers/cluster.js';
 import { startServerProcess, type ServerProcess } from '../test/helpers/server-process.js';
 import { ingestBodies } from './ingest.bench.js';
 import { load, type LoadResult } from './lib/http-load.js';
@@ -22,15 +22,6 @@ import type { Benchmark, Comparison } from './lib/report.js';
 const EVENTS_PER_BATCH = 1_000;
 const ADMIN = 'bench-admin-token-0123456789';
 
-const adminClient = async (fn: (client: pg.Client) => Promise<unknown>) => {
-  const client = new pg.Client({ connectionString: testDatabaseUrl });
-  await client.connect();
-  try {
-    await fn(client);
-  } finally {
-    await client.end();
-  }
-};
 
 export const clusterBenchmark: Benchmark = {
   name: 'cluster',
@@ -46,7 +37,7 @@ export const clusterBenchmark: Benchmark = {
     const prefix = `bench:${randomBytes(4).toString('hex')}:`;
     const dataDir = mkdtempSync(join(tmpdir(), 'playline-cluster-bench-'));
     const servers: ServerProcess[] = [];
-    await adminClient((c) => c.query(`create database ${database}`));
+    await withAdminClient((c) => c.query(`create database ${database}`));
     const start = async () => {
       const server = await startServerProcess({
         PLAYLINE_DATA_DIR: dataDir,
@@ -106,7 +97,7 @@ export const clusterBenchmark: Benchmark = {
       return results;
     } finally {
       for (const server of servers) await server.stop().catch(() => undefined);
-      await adminClient((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
+      await withAdminClient((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
       const redis = new Redis(testRedisUrl);
       await deleteKeys(redis, `${prefix}*`).catch(() => undefined);
       redis.disconnect();

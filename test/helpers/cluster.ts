@@ -94,7 +94,8 @@ export async function clusterFixture(options: { redisDb?: number; env?: Record<s
   return fixture;
 }
 
-const withAdminClient = async (fn: (client: pg.Client) => Promise<unknown>): Promise<void> => {
+/** Runs `fn` on a short-lived client of the test server's admin database (create/drop databases). */
+export const withAdminClient = async (fn: (client: pg.Client) => Promise<unknown>): Promise<void> => {
   const client = new pg.Client({ connectionString: testDatabaseUrl });
   await client.connect();
   try {
