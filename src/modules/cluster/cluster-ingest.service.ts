@@ -98,7 +98,7 @@ export class ClusterIngestService {
 
   private async countOrHold(batch: JournaledBatch): Promise<void> {
     try {
-      if ((await this.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) === 'counted') return;
+      if ((await this.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) !== 'busy') return;
     } catch (error) {
       this.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
     }
