@@ -73,8 +73,10 @@ export class BucketSeries {
     while (at >= 0 && (cells[at] as number) > time) at -= STRIDE;
     if (at >= 0 && cells[at] === time) return at;
     at += STRIDE;
+    // Exact-size arrays (push would reserve room for 17 more numbers): most series hold one or two buckets.
     const fresh = [time, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    if (at === cells.length) for (const v of fresh) cells.push(v);
+    if (cells.length === 0) this.cells = fresh;
+    else if (at === cells.length) this.cells = cells.concat(fresh);
     else cells.splice(at, 0, ...fresh);
     return at;
   }

@@ -80,8 +80,14 @@ export class MarkTable {
     const found = this.find(key);
     if (found !== -1) return found;
     const at = this.entries.length;
-    this.entries.push(key);
-    for (let i = 1; i < this.stride; i++) this.entries.push(NONE);
+    if (at < SCAN_LIMIT * this.stride) {
+      // Exact-size copies while small (most assets hold a few sessions); amortised growth past that.
+      const fresh = this.stride === 4 ? [key, NONE, NONE, NONE] : [key, NONE];
+      this.entries = at === 0 ? fresh : this.entries.concat(fresh);
+    } else {
+      this.entries.push(key);
+      for (let i = 1; i < this.stride; i++) this.entries.push(NONE);
+    }
     const count = this.size;
     if (count > SCAN_LIMIT) {
       if (this.index === null || count * 2 > this.index.length) this.reindex();
