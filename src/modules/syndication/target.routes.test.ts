@@ -59,7 +59,7 @@ describe('publishing target routes', () => {
     const refused = await send('POST', '/syndication-target', {
       platform: 'Custom',
       target_protocol: 'rtmp',
-      target_stream: `rtmp://ingest.example.com/${STREAM_KEY}`,
+      target_stream: `rtmp://ingest.example.com:99999/${STREAM_KEY}`,
       platform_config: { password: PASSWORD },
     });
     assert.equal(refused.status, 400);
@@ -106,6 +106,28 @@ describe('publishing target routes', () => {
     const result = await send('PATCH', `/syndication-target/${created.id}`, { platform_config: { integrated: true, port: 0 } });
     assert.equal(result.status, 400);
     assert.deepEqual(result.json.errors?.map((e) => e.path).sort(), ['/platform', '/platform_config/integrated', '/platform_config/port', '/target_protocol']);
+  });
+
+  test('Custom RTMP stream URLs with one path segment are accepted, as the spec allows (13.8)', async () => {
+    const created = await send('POST', '/syndication-target', { platform: 'Custom', target_protocol: 'rtmp', target_stream: 'rtmp://live.example.com/streamkey' });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const patched = await send('PATCH', `/syndication-target/${String(created.json.id)}`, {
+      platform: 'Custom',
+      target_protocol: 'rtmp',
+      target_stream: 'rtmp://a.rtmp.youtube.com/live2',
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.json));
+    const opened = await s.module.targets.openForPublishing(s.t.workspace.id, String(created.json.id));
+    assert.equal(opened.target.target_stream, 'rtmp://a.rtmp.youtube.com/live2');
+    const rtmps = await send('PATCH', `/syndication-target/${String(created.json.id)}`, {
+      platform: 'Custom',
+      target_protocol: 'rtmps',
+      target_stream: 'rtmps://live.example.com:443/streamkey',
+    });
+    assert.equal(rtmps.status, 200, JSON.stringify(rtmps.json));
+    const bare = await send('PATCH', `/syndication-target/${String(created.json.id)}`, { platform: 'Custom', target_protocol: 'rtmp', target_stream: 'rtmp://live.example.com' });
+    assert.equal(bare.status, 400);
+    assert.deepEqual(bare.json.errors?.map((e) => e.path), ['/target_stream']);
   });
 
   test('three violations in one body come back at once', async () => {
