@@ -130,6 +130,14 @@ describe('publishing target routes', () => {
     assert.deepEqual(bare.json.errors?.map((e) => e.path), ['/target_stream']);
   });
 
+  test('a platform\'s requirements apply whatever protocol was sent: every violation at once (13.7)', async () => {
+    const body = { platform: 'Pluto TV', target_protocol: 'rtmp', platform_config: { host: 'h', re_schedule: true } };
+    const expected = ['/platform_config/password', '/platform_config/port', '/platform_config/re_schedule', '/platform_config/stream_id', '/target_protocol'];
+    const created = await send('POST', '/syndication-target', body);
+    assert.equal(created.status, 400);
+    assert.deepEqual(created.json.errors?.map((e) => e.path).sort(), expected);
+  });
+
   test('three violations in one body come back at once', async () => {
     const result = await send('POST', '/syndication-target', {
       platform: 'Custom',
