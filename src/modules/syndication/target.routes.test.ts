@@ -77,28 +77,43 @@ describe('publishing target routes', () => {
     for (const secret of secrets) assert.ok(!seen.includes(secret), `${secret} appears in a row, response or log line`);
   });
 
-  test('a PATCH switching platform names the leftover keys of the old one; null removes them', async () => {
-    const created = await s.api.createTarget({
-      platform: 'AWS Elemental MediaConnect',
-      target_protocol: 'zixi',
-      platform_config: { host: 'mc.example.net', port: 2088, password: 'p', stream_id: 's' },
-    });
-    const switched = await send('PATCH', `/syndication-target/${created.id}`, { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_1' });
-    assert.equal(switched.status, 400);
-    assert.equal(switched.json.code, 'validation_failed');
-    const paths = ['/platform_config/host', '/platform_config/password', '/platform_config/port', '/platform_config/stream_id'];
-    assert.deepEqual(switched.json.errors?.map((e) => e.path).sort(), paths);
-    for (const path of paths) assert.match(String(switched.json.detail), new RegExp(path));
-
-    const cleared = await s.api.updateTarget(created.id, {
-      platform: 'Twitch',
+  test('PATCH switches platforms with a spec-shaped body; stored fields of the old kind are dropped (13.6)', async () => {
+    // The published client's request: PATCH, JSON body, Content-Type application/json, msg and sig in the query.
+    const created = await send('POST', '/syndication-target', {
+      description: 'switching',
+      platform: 'Custom',
       target_protocol: 'rtmp',
-      target_stream: 'live_1',
-      platform_config: { host: null, port: null, password: null, stream_id: null },
+      target_stream: 'rtmp://live.example.com/app/old-key',
     });
-    assert.equal(cleared.platform, 'Twitch');
-    assert.deepEqual(cleared.platform_config, {});
-    assert.equal(cleared.target_stream, '********');
+    assert.equal(created.status, 201);
+    const id = String(created.json.id);
+    const toPluto = await send('PATCH', `/syndication-target/${id}`, {
+      platform: 'Pluto TV',
+      target_protocol: 'zixi',
+      platform_config: { host: 'zixi.example.net', port: 2088, password: PASSWORD, stream_id: STREAM_ID },
+    });
+    assert.equal(toPluto.status, 200, JSON.stringify(toPluto.json));
+    const pluto = await send('GET', `/syndication-target/${id}`);
+    const { platform_config: plutoConfig, target_stream: plutoStream, ...plutoRest } = pluto.json;
+    assert.deepEqual(plutoRest, { '@id': `/api/v4/syndication-target/${id}`, '@type': 'SyndicationTarget', id, description: 'switching', platform: 'Pluto TV', target_protocol: 'zixi', status: 'stopped' });
+    assert.equal(plutoStream, undefined);
+    assert.deepEqual(plutoConfig, { host: 'zixi.example.net', port: 2088, password: '********', stream_id: '********' });
+    assert.deepEqual(toPluto.json, pluto.json);
+
+    const toTikTok = await send('PATCH', `/syndication-target/${id}`, { platform: 'TikTok', target_protocol: 'rtmp', target_stream: STREAM_KEY });
+    assert.equal(toTikTok.status, 200, JSON.stringify(toTikTok.json));
+    const tiktok = await send('GET', `/syndication-target/${id}`);
+    assert.deepEqual(tiktok.json, { ...plutoRest, platform: 'TikTok', target_protocol: 'rtmp', target_stream: '********', platform_config: {} });
+    assert.deepEqual(toTikTok.json, tiktok.json);
+    const opened = await s.module.targets.openForPublishing(s.t.workspace.id, id);
+    assert.deepEqual(opened.target, { description: 'switching', platform: 'TikTok', target_protocol: 'rtmp', target_stream: STREAM_KEY, platform_config: {} });
+
+    // The issue's body on a TikTok target: nothing stored belongs to Pluto TV, so all five come back.
+    const broken = await send('PATCH', `/syndication-target/${id}`, { platform: 'Pluto TV', target_protocol: 'rtmp', platform_config: { host: 'h', re_schedule: true } });
+    assert.equal(broken.status, 400);
+    assert.deepEqual(broken.json.errors?.map((e) => e.path).sort(), [
+      '/platform_config/password', '/platform_config/port', '/platform_config/re_schedule', '/platform_config/stream_id', '/target_protocol',
+    ]);
   });
 
   test('PATCH without platform and target_protocol reports both, with the other violations', async () => {
