@@ -82,7 +82,8 @@ const broken: [string, Body, [string, string][]][] = [
   ['unknown platform (case)', { platform: 'facebook', target_protocol: 'rtmp', target_stream: KEY }, [['/platform', 'must be one of: Facebook, YouTube, TikTok, Twitch, AWS Elemental MediaConnect, Pluto TV, Custom (case-sensitive)']]],
   ['unknown protocol', { platform: 'Custom', target_protocol: 'webrtc' }, [['/target_protocol', 'must be one of: rtmp, rtmps, hls, hls-push, zixi, srt, rist']]],
   ['missing platform and protocol', { target_stream: KEY }, [['/platform', 'is required'], ['/target_protocol', 'is required']]],
-  ['type pull, unknown keys', { platform: 'Twitch', target_protocol: 'rtmp', target_stream: KEY, owner: 'x', platform_config: { type: 'pull', remote_id: 'r' } }, [['/owner', 'is not a field of a publishing target'], ['/platform_config/type', 'must be "push"'], ['/platform_config/remote_id', 'is not a platform_config key']]],
+  ['type pull, unknown keys', { platform: 'Twitch', target_protocol: 'rtmp', target_stream: KEY, owner: 'x', platform_config: { type: 'pull', colour: 'red' } }, [['/owner', 'is not a field of a publishing target'], ['/platform_config/type', 'must be "push"'], ['/platform_config/colour', 'is not a platform_config key']]],
+  ['remote_id that is not a string', { platform: 'Twitch', target_protocol: 'rtmp', target_stream: KEY, platform_config: { remote_id: 7 } }, [['/platform_config/remote_id', 'must be a string (reserved for future use; ignored)']]],
   ['platform_config not an object', { platform: 'Twitch', target_protocol: 'rtmp', target_stream: KEY, platform_config: [] }, [['/platform_config', 'must be an object']]],
   // Requirements of a platform apply whatever protocol was sent (issue 13.7).
   ['Pluto TV over rtmp, with a key of another platform (the issue\'s body)', { platform: 'Pluto TV', target_protocol: 'rtmp', platform_config: { host: 'h', re_schedule: true } }, [

@@ -19,6 +19,17 @@ const configKinds: Record<ConfigKey, ValueKind> = {
 /** Response members a client may send back unchanged (GET, edit, PATCH); they are ignored. */
 const readOnlyMembers = new Set(['@id', '@type', 'id', 'status']);
 const bodyMembers = new Set(['description', 'platform', 'target_protocol', 'target_stream', 'platform_config']);
+/** platform_config's reserved key: every response shows it, so a request may send it back; it is ignored. */
+const RESERVED_CONFIG_KEY = 'remote_id';
+
+/**
+ * Values that mean "not set". A response shows `""` for a target_stream the target does not
+ * use and for an optional text key it does not set (DESIGN §5: every field in every
+ * response), so sending a response back (GET, edit, PATCH) must mean the same thing.
+ */
+const isUnsetStream = (value: unknown): boolean => value === undefined || value === '';
+const isUnsetConfig = (key: string, value: unknown): boolean =>
+  value === undefined || key === RESERVED_CONFIG_KEY || (value === '' && (key === 'page_id' || key === 'clipping_profile_id'));
 
 /** A clipping profile as the validator needs it; the service looks it up before validating. */
 export interface ClippingProfileRef {
@@ -57,15 +68,18 @@ export function validateTarget(target: Readonly<Record<string, unknown>>, lookup
 
   const config = target.platform_config ?? {};
   if (!isObject(config)) add('/platform_config', 'must be an object');
-  const cfg = isObject(config) ? config : {};
+  if (isObject(config) && config[RESERVED_CONFIG_KEY] !== undefined && typeof config[RESERVED_CONFIG_KEY] !== 'string') {
+    add(`/platform_config/${RESERVED_CONFIG_KEY}`, 'must be a string (reserved for future use; ignored)');
+  }
+  const cfg = isObject(config) ? Object.fromEntries(Object.entries(config).filter(([key, value]) => !isUnsetConfig(key, value))) : {};
   const integrated = cfg.integrated === true && kind?.rule.integration !== undefined;
 
+  const stream = isUnsetStream(target.target_stream) ? undefined : target.target_stream;
   const over = kind?.delivery ? ` over ${String(protocol)}` : '';
-  if (kind?.stream) checkStream(target.target_stream, kind.stream, integrated, `${kind.platform}${over}`, add);
-  else if (target.target_stream !== undefined && typeof target.target_stream !== 'string') add('/target_stream', 'must be a string');
+  if (kind?.stream) checkStream(stream, kind.stream, integrated, `${kind.platform}${over}`, add);
+  else if (stream !== undefined && typeof stream !== 'string') add('/target_stream', 'must be a string');
 
   for (const [key, value] of Object.entries(cfg)) {
-    if (value === undefined) continue;
     const path = `/platform_config/${escapeKey(key)}`;
     const valueKind = configKinds[key as ConfigKey] as ValueKind | undefined;
     if (valueKind === undefined) add(path, 'is not a platform_config key');
@@ -132,12 +146,16 @@ const escapeKey = (key: string): string => key.replace(/~/g, '~0').replace(/\//g
 
 export type TargetParse = { ok: true; target: TargetCreateBody } | { ok: false; violations: FieldViolation[] };
 
-/** Validates, then keeps only the fields of a target (read-only members dropped). */
+/** Validates, then keeps only the fields of a target that are set (read-only members, unset values and remote_id dropped). */
 export function parseTarget(input: Readonly<Record<string, unknown>>, lookupProfile: ClippingProfileLookup): TargetParse {
   const violations = validateTarget(input, lookupProfile);
   if (violations.length > 0) return { ok: false, violations };
   const target: Record<string, unknown> = {};
   for (const key of bodyMembers) if (input[key] !== undefined) target[key] = input[key];
+  if (isUnsetStream(target.target_stream)) delete target.target_stream;
+  if (isObject(target.platform_config)) {
+    target.platform_config = Object.fromEntries(Object.entries(target.platform_config).filter(([key, value]) => !isUnsetConfig(key, value)));
+  }
   return { ok: true, target: target as TargetCreateBody };
 }
 

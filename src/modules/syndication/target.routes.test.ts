@@ -43,7 +43,7 @@ describe('publishing target routes', () => {
       platform_config: { host: 'zixi.example.net', port: 2088, password: PASSWORD, stream_id: STREAM_ID },
     });
     assert.equal(zixi.status, 201);
-    assert.deepEqual(zixi.json.platform_config, { host: 'zixi.example.net', port: 2088, password: '********', stream_id: '********' });
+    assert.deepEqual(zixi.json.platform_config, { host: 'zixi.example.net', password: '********', port: 2088, remote_id: '', stream_id: '********', type: 'push' });
 
     // Changing only the password keeps host, port and stream_id.
     const patched = await send('PATCH', `/syndication-target/${String(zixi.json.id)}`, {
@@ -96,14 +96,14 @@ describe('publishing target routes', () => {
     const pluto = await send('GET', `/syndication-target/${id}`);
     const { platform_config: plutoConfig, target_stream: plutoStream, ...plutoRest } = pluto.json;
     assert.deepEqual(plutoRest, { '@id': `/api/v4/syndication-target/${id}`, '@type': 'SyndicationTarget', id, description: 'switching', platform: 'Pluto TV', target_protocol: 'zixi', status: 'stopped' });
-    assert.equal(plutoStream, undefined);
-    assert.deepEqual(plutoConfig, { host: 'zixi.example.net', port: 2088, password: '********', stream_id: '********' });
+    assert.equal(plutoStream, '', 'Pluto TV uses no target_stream');
+    assert.deepEqual(plutoConfig, { host: 'zixi.example.net', password: '********', port: 2088, remote_id: '', stream_id: '********', type: 'push' });
     assert.deepEqual(toPluto.json, pluto.json);
 
     const toTikTok = await send('PATCH', `/syndication-target/${id}`, { platform: 'TikTok', target_protocol: 'rtmp', target_stream: STREAM_KEY });
     assert.equal(toTikTok.status, 200, JSON.stringify(toTikTok.json));
     const tiktok = await send('GET', `/syndication-target/${id}`);
-    assert.deepEqual(tiktok.json, { ...plutoRest, platform: 'TikTok', target_protocol: 'rtmp', target_stream: '********', platform_config: {} });
+    assert.deepEqual(tiktok.json, { ...plutoRest, platform: 'TikTok', target_protocol: 'rtmp', target_stream: '********', platform_config: { remote_id: '', type: 'push' } });
     assert.deepEqual(toTikTok.json, tiktok.json);
     const opened = await s.module.targets.openForPublishing(s.t.workspace.id, id);
     assert.deepEqual(opened.target, { description: 'switching', platform: 'TikTok', target_protocol: 'rtmp', target_stream: STREAM_KEY, platform_config: {} });
@@ -175,7 +175,7 @@ describe('publishing target routes', () => {
       platform: 'Facebook', target_protocol: 'rtmp', platform_config: { integrated: true, page_id: '42', clipping_profile_id: facebook.id },
     });
     assert.equal(right.platform_config.clipping_profile_id, facebook.id);
-    assert.equal(right.target_stream, undefined);
+    assert.equal(right.target_stream, '', 'integrated: no stream key stored');
     const compatible = await s.api.listClippingProfiles('Facebook');
     assert.deepEqual(compatible.items.map((p) => p.id), [facebook.id]);
     assert.equal(compatible.total_items, 1);
