@@ -169,4 +169,29 @@ describe('the tasks list (task runner not started, so every task stays PENDING)'
     const single = await api.getTask(body.items[0]?.id as string);
     assert.deepEqual(single, body.items[0]);
   });
+
+  test('without parameters the list holds every task, newest first, total_items the total (13.10)', async () => {
+    const api = q.client.managedSlicers;
+    for (let i = 0; i < 30; i++) {
+      const slicer = await api.create(slicerBody(`many ${i}`));
+      clock.advance(1000);
+      await api.restart(slicer.id);
+    }
+    const total = (await q.runtime.managedSlicers.service.listTasks(q.workspace.id, {})).total;
+    assert.ok(total > 60, 'more tasks than any page size');
+    // The published sample's request: GET with only the signature (msg, sig) in the query.
+    const response = await q.app.inject({ method: 'GET', url: q.client.core.signedPath(TASKS), headers: { accept: '*/*', 'user-agent': 'python-requests/2.32.3' } });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.headers.link, undefined, 'no next page');
+    const body = JSON.parse(response.body) as { '@id': string; items: { timestamp: number; operation: string }[]; total_items: number };
+    assert.equal(body['@id'], TASKS);
+    assert.equal(body.total_items, total);
+    assert.equal(body.items.length, total);
+    assert.ok(body.items.every((t, i, list) => i === 0 || (list[i - 1]?.timestamp ?? 0) >= t.timestamp), 'newest first');
+    assert.equal(body.items[0]?.operation, 'RESTART');
+    const paged = await api.listTasks({ limit: 10 });
+    assert.equal(paged.page.items.length, 10);
+    assert.equal(paged.page.total_items, total);
+    assert.ok(paged.nextCursor);
+  });
 });

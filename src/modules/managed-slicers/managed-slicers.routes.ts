@@ -85,7 +85,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
 
   api.get('/managed-slicer/slicers/tasks', {
     schema: {
-      tags, summary: 'List slicer tasks, newest first, optionally by state, operation or slicer (next page in the Link header)',
+      tags, summary: 'List slicer tasks, newest first: every task without parameters; optionally filtered, or paged with limit (next page in the Link header)',
       querystring: TaskListQuery, response: { 200: ManagedSlicerTaskCollection, ...problemResponses(400, 401) },
     },
   }, async (request, reply) => {

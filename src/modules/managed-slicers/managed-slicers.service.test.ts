@@ -120,8 +120,31 @@ test('tasks list newest first, filter by state, operation and slicer, and page w
   const rest = await service.listTasks(W, { slicerId: one.slicer.id, limit: 5, cursor: filteredPage.nextCursor });
   assert.deepEqual(rest.items.map((t) => t.operation), ['UPDATE', 'CREATE']);
 
+  const afterCursor = await service.listTasks(W, { cursor: filteredPage.nextCursor });
+  assert.deepEqual(afterCursor.items.map((t) => t.id), all.items.slice(1).map((t) => t.id), 'a cursor without limit: everything after it');
+  assert.equal(afterCursor.nextCursor, undefined);
+
   await rejects(service.listTasks(W, { cursor: 'not-a-cursor' }), 'validation_failed');
   await rejects(service.listTasks(W, { cursor: Buffer.from('["x"]').toString('base64url') }), 'validation_failed');
+});
+
+test('without a limit the tasks list returns every task, however many (13.10)', async () => {
+  const { service, clock } = world();
+  const ids: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const { slicer, task } = await service.create(W, slicerBody(`s${i}`));
+    clock.advance(1000);
+    const restart = await service.restart(W, slicer.id);
+    ids.push(task.id, restart.task.id);
+  }
+  const all = await service.listTasks(W, {});
+  assert.equal(all.items.length, 80);
+  assert.equal(all.total, 80);
+  assert.equal(all.nextCursor, undefined);
+  assert.deepEqual(all.items.map((t) => t.id), ids.reverse(), 'newest first');
+  const page = await service.listTasks(W, { limit: 50 });
+  assert.equal(page.items.length, 50);
+  assert.ok(page.nextCursor, 'with a limit, still paged');
 });
 
 test('the task list view has exactly the spec shape', async () => {

@@ -90,11 +90,17 @@ export class ManagedSlicerService {
     return task;
   }
 
+  /**
+   * Tasks of the workspace, newest first. Without `limit` every task (after the cursor, if one
+   * is given) in one answer: the spec gives the list no parameters and published clients read
+   * one page. With `limit`, a page and the cursor of the next one.
+   */
   async listTasks(workspaceId: string, query: TaskQuery): Promise<PageResult<TaskRecord>> {
-    const limit = query.limit ?? DEFAULT_LIMIT;
+    const { limit } = query;
     const beforeSeq = query.cursor === undefined ? undefined : decodeTaskCursor(query.cursor);
     const filter = { state: query.state, operation: query.operation, slicerId: query.slicerId };
-    const { items, total } = await this.deps.store.listTasks(workspaceId, filter, limit + 1, beforeSeq);
+    const { items, total } = await this.deps.store.listTasks(workspaceId, filter, limit === undefined ? undefined : limit + 1, beforeSeq);
+    if (limit === undefined) return { items, total, nextCursor: undefined };
     const shown = items.slice(0, limit);
     const last = shown.at(-1);
     return { items: shown, total, nextCursor: items.length > limit && last ? encodeCursor([last.seq]) : undefined };
