@@ -61,6 +61,28 @@ describe('managed slicer routes', () => {
     assert.equal(gone.status, 404);
   });
 
+  test('restart answers as the published sample: @id of the restart resource, its task IN_PROGRESS once the runner has it (13.10)', async () => {
+    const api = t.client.managedSlicers;
+    const slicer = await api.create(slicerBody('restart me'));
+    assert.equal(slicer.task.state, 'IN_PROGRESS', 'a change the runner takes at once says so');
+    await runTasks();
+    // The published sample's request: GET, msg and sig in the query, Content-Type: application/json, no body.
+    const response = await t.client.core.send('GET', `${SLICERS}/restart/${slicer.id}`, { headers: { 'content-type': 'application/json' } });
+    assert.equal(response.status, 202);
+    const restarted = JSON.parse(response.body) as { '@id': string; '@type': string; task: { id: string; state: string; operation: string } };
+    assert.equal(restarted['@id'], `${SLICERS}/restart/${slicer.id}`);
+    assert.equal(restarted['@type'], 'ManagedSlicer');
+    assert.match(restarted.task.id, UUID);
+    assert.deepEqual(restarted.task, { id: restarted.task.id, state: 'IN_PROGRESS', operation: 'RESTART' });
+    assert.equal((await api.getTask(restarted.task.id)).state, 'IN_PROGRESS', 'the answer tells the stored truth');
+
+    // While that restart runs, the next change of the slicer waits its turn: PENDING.
+    const queued = await api.restart(slicer.id);
+    assert.deepEqual(queued.task, { id: queued.task.id, state: 'PENDING', operation: 'RESTART' });
+    await runTasks();
+    assert.equal((await api.getTask(queued.task.id)).state, 'COMPLETED');
+  });
+
   test('validation: unknown fields, bad values and unknown regions are 400 with their paths', async () => {
     const send = (body: unknown) => t.client.core.send('POST', SLICERS, { body });
     const cases: [unknown, string][] = [
@@ -168,6 +190,9 @@ describe('the tasks list (task runner not started, so every task stays PENDING)'
 
     const single = await api.getTask(body.items[0]?.id as string);
     assert.deepEqual(single, body.items[0]);
+    const restarted = await api.restart(two.id);
+    assert.equal(restarted['@id'], `${SLICERS}/restart/${two.id}`);
+    assert.equal(restarted.task.state, 'PENDING', 'no runner has taken it');
   });
 
   test('without parameters the list holds every task, newest first, total_items the total (13.10)', async () => {
