@@ -83,6 +83,16 @@ describe('managed slicer routes', () => {
     assert.equal((await api.getTask(queued.task.id)).state, 'COMPLETED');
   });
 
+  test('the OpenAPI document describes the task list without parameters and the restart answer', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v4/openapi.json' })).json() as {
+      paths: Record<string, { get?: { description?: string; parameters?: { name: string; required: boolean; description?: string }[] } }>;
+    };
+    const list = doc.paths[TASKS]?.get;
+    assert.ok(list?.parameters?.every((p) => !p.required), 'every parameter optional');
+    assert.match(list?.parameters?.find((p) => p.name === 'limit')?.description ?? '', /Without it, every task/);
+    assert.match(doc.paths[`${SLICERS}/restart/{id}`]?.get?.description ?? '', /IN_PROGRESS when the task runner took it up at once/);
+  });
+
   test('validation: unknown fields, bad values and unknown regions are 400 with their paths', async () => {
     const send = (body: unknown) => t.client.core.send('POST', SLICERS, { body });
     const cases: [unknown, string][] = [

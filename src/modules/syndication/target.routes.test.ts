@@ -217,6 +217,12 @@ describe('publishing target routes', () => {
       ['post', '/api/v4/syndication-clipping-profiles'], ['get', '/api/v4/syndication-clipping-profiles'], ['get', '/api/v4/syndication-clipping-profiles/{id}'],
     ];
     for (const [method, path] of expected) assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} missing from the OpenAPI document`);
+    const patch = doc.paths['/api/v4/syndication-target/{id}']?.patch as { description?: string; responses: Record<string, { content: Record<string, { schema: { required?: string[] } }> }> };
+    assert.match(patch.description ?? '', /Another kind: .* dropped, not reported/);
+    const shown = patch.responses['200']?.content['application/json']?.schema.required ?? [];
+    for (const field of ['@id', '@type', 'id', 'description', 'platform', 'target_protocol', 'target_stream', 'status', 'platform_config']) {
+      assert.ok(shown.includes(field), `${field} is not a required member of the documented response`);
+    }
     const validator = new Validator();
     const result = await validator.validate(structuredClone(doc));
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2)?.slice(0, 2000));

@@ -41,6 +41,10 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
     schema: {
       tags,
       summary: 'Create a publishing target (every rule violation reported at once, with its JSON path)',
+      description:
+        "The rules of DESIGN §5 per platform and protocol. A platform's requirements apply whatever protocol was sent " +
+        '(Pluto TV over rtmp is told the protocol and every missing zixi key at once). Custom rtmp/rtmps streams need a ' +
+        'host and at least one path segment (rtmp://host[:port]/<path>[/<key>]).',
       body: TargetCreateBody,
       response: { 201: SyndicationTarget, ...problemResponses(400, 401) },
     },
