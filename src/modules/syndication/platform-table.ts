@@ -112,7 +112,10 @@ export function kindRules(platform: unknown, protocol: unknown): KindRules | und
   const delivery = isProtocol(protocol) ? rule.deliveries[protocol] : undefined;
   const candidates = delivery ? [delivery] : Object.values(rule.deliveries);
   const forms = new Set(candidates.map((d) => d.stream));
-  const requires = candidates.map((d) => d.requires ?? []).reduce((common, keys) => common.filter((k) => keys.includes(k)));
+  const requires = candidates.reduce<readonly ConfigKey[]>(
+    (common, d) => common.filter((k) => (d.requires ?? []).includes(k)),
+    candidates[0]?.requires ?? [],
+  );
   return {
     platform,
     rule,
