@@ -57,7 +57,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     clock,
     ids,
     regions: listSetting(config.regions),
-    onTaskEnqueued: () => runner.notify(),
+    onTaskEnqueued: () => runner.claimNow(),
   });
   return {
     service,
