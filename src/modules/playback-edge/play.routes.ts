@@ -30,13 +30,13 @@ const schema = (summary: string) => ({
 });
 
 /** `GET /play/<asset_id>.m3u8` and `GET /play/event/<event_id>.m3u8` (outside /api/v4; the signed URL is the auth). */
-export async function playRoutes(app: App, edge: () => PlaybackEdgeService): Promise<void> {
+export async function playRoutes(app: App, edge: PlaybackEdgeService): Promise<void> {
   const handler = (kind: ContentKind) => async (request: FastifyRequest<{ Params: { file: string } }>, reply: FastifyReply) => {
     const file = request.params.file;
     const dot = file.lastIndexOf('.');
     const rawUrl = request.raw.url ?? '';
     const q = rawUrl.indexOf('?');
-    const result = await edge().play({
+    const result = await edge.play({
       kind,
       contentId: dot > 0 ? file.slice(0, dot) : file,
       format: dot > 0 ? file.slice(dot + 1) : '',

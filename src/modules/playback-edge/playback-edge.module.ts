@@ -31,8 +31,11 @@ export interface PlaybackEdgeDeps {
 
 /** Ports with side effects, replaced by fakes in tests. */
 export interface PlaybackEdgeOverrides {
-  /** Where events go instead of the ingest (tests keep them in memory). */
-  events?: PlaybackEventSink;
+  /**
+   * Wraps or replaces the sink events go to; given the one that hands them to statistics
+   * ingest (tests record events on their way, or keep them in memory only).
+   */
+  events?: (toIngest: PlaybackEventSink) => PlaybackEventSink;
   adDecisions?: AdDecisionServer;
   drm?: DrmProvider;
   /** Monotonic milliseconds for latencies; default performance.now. */
@@ -93,7 +96,8 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
   const log = pino({ name: 'playback-edge', level: deps.config.logLevel });
-  const events = overrides.events ?? new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
+  const toIngest = new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
+  const events = overrides.events ? overrides.events(toIngest) : toIngest;
   const directory = new StoredPlaybackDirectory({ db, box, clock, signingKeys: deps.signingKeys });
   const catalog = new PlaybackCatalogService({
     db,

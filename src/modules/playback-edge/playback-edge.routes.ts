@@ -5,13 +5,10 @@ import { playRoutes } from './play.routes.js';
 
 /**
  * The playback edge's routes: `/play/...` at the root (the signed URL is the auth) and the
- * playback catalogue under `apiPrefix`. The edge is read from the runtime per request, so a
- * test can swap in one built with fake ports.
+ * playback catalogue under `apiPrefix`. Tests give the runtime an edge on fake ports through
+ * `RuntimeOverrides.playbackEdge`, never by swapping it here.
  */
-export async function playbackEdgeRoutes(root: App, runtime: { playbackEdge: PlaybackEdge }, apiPrefix: string): Promise<void> {
-  await playRoutes(root, () => runtime.playbackEdge.service);
-  await root.register(
-    async (api) => playbackCatalogRoutes(api, { catalog: () => runtime.playbackEdge.catalog, drm: () => runtime.playbackEdge.drm }),
-    { prefix: apiPrefix },
-  );
+export async function playbackEdgeRoutes(root: App, edge: Pick<PlaybackEdge, 'service' | 'catalog' | 'drm'>, apiPrefix: string): Promise<void> {
+  await playRoutes(root, edge.service);
+  await root.register(async (api) => playbackCatalogRoutes(api, { catalog: edge.catalog, drm: edge.drm }), { prefix: apiPrefix });
 }
