@@ -99,6 +99,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
     ingest: (body, kind, auth) => vodStats.ingest.ingest(body, kind, auth),
+    ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
   const ownsStorage = overrides.storage === undefined;

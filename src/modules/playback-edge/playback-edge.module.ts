@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../../platform/clock.js';
@@ -13,11 +14,12 @@ import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
 import { IngestEventSink, type EventIngest, type PlaybackEventSink } from './playback-events.js';
-import { ReplayGuard } from './replay-guard.js';
+import { RedisSingleUseGuard } from './redis-single-use-guard.js';
+import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js';
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'logLevel'>;
+  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity'>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
@@ -27,6 +29,8 @@ export interface PlaybackEdgeDeps {
   /** The statistics ingest (the one behind POST /monitoring/events): playback events go there. */
   ingest: EventIngest;
   metrics?: { registry: Registry };
+  /** Cluster mode: the deployment's Redis and key prefix; single-use claims live there, shared by every instance. */
+  cluster?: { redis: Redis; prefix: string };
 }
 
 /** Ports with side effects, replaced by fakes in tests. */
@@ -41,8 +45,6 @@ export interface PlaybackEdgeOverrides {
   /** Monotonic milliseconds for latencies; default performance.now. */
   stopwatch?: () => number;
   newSecret?: () => string;
-  /** Single-use values remembered per guard (pbs, DRM signatures). Default 200,000 each. */
-  replayCapacity?: number;
 }
 
 export interface PlaybackEdge {
@@ -51,8 +53,10 @@ export interface PlaybackEdge {
   directory: StoredPlaybackDirectory;
   drm: DrmProvider;
   events: PlaybackEventSink;
-  sessions: ReplayGuard;
-  drmSignatures: ReplayGuard;
+  /** `pbs` values already used (127), per workspace. */
+  sessions: SingleUseGuard;
+  /** Signatures of DRM-protected URLs already used (112), per workspace. */
+  drmSignatures: SingleUseGuard;
   /** Playbacks answered: `ok` and each playback error code. */
   outcomes: Map<string, number>;
   /** A `BackgroundWork`: on stop, hands the last events to ingest (stop it before statistics). */
@@ -62,7 +66,9 @@ export interface PlaybackEdge {
 /** A claim is remembered until its URL expires, and never longer than a day. */
 const MAX_CLAIM_MS = 24 * 3600 * 1000;
 
-const registerMetrics = (registry: Registry, edge: Pick<PlaybackEdge, 'outcomes' | 'sessions' | 'drmSignatures'>): void => {
+type MemoryGuards = { pbs: MemorySingleUseGuard; drm_signature: MemorySingleUseGuard };
+
+const registerMetrics = (registry: Registry, outcomes: PlaybackEdge['outcomes'], memoryGuards: MemoryGuards | undefined): void => {
   if (registry.getSingleMetric('playline_playback_edge_playbacks_total')) return;
   const reported = new Map<string, number>();
   new Counter({
@@ -71,27 +77,41 @@ const registerMetrics = (registry: Registry, edge: Pick<PlaybackEdge, 'outcomes'
     labelNames: ['result'] as const,
     registers: [registry],
     collect() {
-      for (const [result, total] of edge.outcomes) {
+      for (const [result, total] of outcomes) {
         this.inc({ result }, total - (reported.get(result) ?? 0));
         reported.set(result, total);
       }
     },
   });
+  // Cluster mode keeps them in Redis, where counting them would cost a scan.
+  if (!memoryGuards) return;
   new Gauge({
     name: 'playline_playback_edge_single_use_entries',
-    help: 'Single-use values remembered (pbs sessions, DRM signatures), and those forgotten early because memory was full',
+    help: 'Single-use values remembered in memory (pbs sessions, DRM signatures), and those forgotten early because their workspace\'s share was full',
     labelNames: ['kind', 'state'] as const,
     registers: [registry],
     collect() {
-      this.set({ kind: 'pbs', state: 'held' }, edge.sessions.size);
-      this.set({ kind: 'pbs', state: 'evicted' }, edge.sessions.evicted);
-      this.set({ kind: 'drm_signature', state: 'held' }, edge.drmSignatures.size);
-      this.set({ kind: 'drm_signature', state: 'evicted' }, edge.drmSignatures.evicted);
+      for (const [kind, guard] of Object.entries(memoryGuards)) {
+        this.set({ kind, state: 'held' }, guard.size);
+        this.set({ kind, state: 'evicted' }, guard.evicted);
+      }
     },
   });
 };
 
-/** Wires the playback edge: catalogue service and its cached directory, replay guards, ports, the edge service. */
+/** The `pbs` and DRM signature guards: in Redis in cluster mode (shared by every instance), else in memory. */
+function singleUseGuards(deps: PlaybackEdgeDeps): { sessions: SingleUseGuard; drmSignatures: SingleUseGuard; memoryGuards: MemoryGuards | undefined } {
+  const { clock, cluster } = deps;
+  if (cluster) {
+    const inRedis = (kind: string) => new RedisSingleUseGuard({ redis: cluster.redis, prefix: `${cluster.prefix}edge:${kind}:`, clock, maxTtlMs: MAX_CLAIM_MS });
+    return { sessions: inRedis('pbs'), drmSignatures: inRedis('drm'), memoryGuards: undefined };
+  }
+  const inMemory = () => new MemorySingleUseGuard({ clock, capacityPerOwner: deps.config.playbackSingleUseCapacity, maxTtlMs: MAX_CLAIM_MS });
+  const memoryGuards = { pbs: inMemory(), drm_signature: inMemory() };
+  return { sessions: memoryGuards.pbs, drmSignatures: memoryGuards.drm_signature, memoryGuards };
+}
+
+/** Wires the playback edge: catalogue service and its cached directory, single-use guards, ports, the edge service. */
 export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEdgeOverrides = {}): PlaybackEdge {
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
@@ -107,9 +127,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     onChange: (owner) => directory.invalidate(owner),
     ...(overrides.newSecret ? { newSecret: overrides.newSecret } : {}),
   });
-  const capacity = overrides.replayCapacity ?? 200_000;
-  const sessions = new ReplayGuard({ clock, capacity, maxTtlMs: MAX_CLAIM_MS });
-  const drmSignatures = new ReplayGuard({ clock, capacity, maxTtlMs: MAX_CLAIM_MS });
+  const { sessions, drmSignatures, memoryGuards } = singleUseGuards(deps);
   const drm = overrides.drm ?? new SimulatedDrmProvider();
   const outcomes = new Map<string, number>();
   const service = new PlaybackEdgeService({
@@ -130,6 +148,6 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
   });
   const work = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
   const edge: PlaybackEdge = { service, catalog, directory, drm, events, sessions, drmSignatures, outcomes, work };
-  if (deps.metrics) registerMetrics(deps.metrics.registry, edge);
+  if (deps.metrics) registerMetrics(deps.metrics.registry, outcomes, memoryGuards);
   return edge;
 }

@@ -8,7 +8,7 @@ import type { AdConfig, PlaybackDirectory } from './playback-catalog.js';
 import { PlaybackEdgeService, type PlaybackCall } from './playback-edge.service.js';
 import { MemoryEventSink } from './playback-events.js';
 import { signPlaybackUrl } from './playback-token.js';
-import { ReplayGuard } from './replay-guard.js';
+import { MemorySingleUseGuard } from './single-use-guard.js';
 import { FakeStopwatch } from './testing/edge-test-kit.js';
 
 const OWNER = 'o'.repeat(32);
@@ -36,8 +36,8 @@ const setup = (o: { directory?: PlaybackDirectory; ads?: AdDecisionServer } = {}
     directory: o.directory ?? directory(),
     drm: new SimulatedDrmProvider(),
     adDecisions: o.ads ?? { decide: () => Promise.resolve([{ id: 'ad', durationS: 10 }]) },
-    sessions: new ReplayGuard({ clock, capacity: 100, maxTtlMs: 86_400_000 }),
-    drmSignatures: new ReplayGuard({ clock, capacity: 100, maxTtlMs: 86_400_000 }),
+    sessions: new MemorySingleUseGuard({ clock, capacityPerOwner: 100, maxTtlMs: 86_400_000 }),
+    drmSignatures: new MemorySingleUseGuard({ clock, capacityPerOwner: 100, maxTtlMs: 86_400_000 }),
     events,
     stopwatch: new FakeStopwatch(2).read,
   });

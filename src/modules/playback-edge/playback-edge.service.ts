@@ -10,7 +10,7 @@ import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
 import { parsePlaybackQuery } from './playback-token.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
-import type { ReplayGuard } from './replay-guard.js';
+import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
 
 /** A playback request with what the error event and report need about the viewer. */
 export interface PlaybackCall extends PlaybackRequest {
@@ -29,8 +29,8 @@ export interface PlaybackEdgeDeps {
   directory: PlaybackDirectory;
   drm: DrmProvider;
   adDecisions: AdDecisionServer;
-  sessions: ReplayGuard;
-  drmSignatures: ReplayGuard;
+  sessions: SingleUseGuard;
+  drmSignatures: SingleUseGuard;
   events: PlaybackEventSink;
   /** A monotonic millisecond reading with sub-millisecond resolution, for latencies (performance.now). */
   stopwatch: () => number;
@@ -79,7 +79,7 @@ export class PlaybackEdgeService {
         config.timeoutMs,
       );
       if (outcome.kind !== 'ads') {
-        for (const c of checked.claims) c.guard.release(c.key);
+        await releaseClaims(checked.claims, (error) => this.deps.onError?.('a single-use claim could not be given back', error));
         if (outcome.kind === 'failed') this.deps.onError?.('ad decision failed', outcome.error);
         const refused = outcome.kind === 'timeout'
           ? failure(130, 504, `the ad decision server did not answer within ${config.timeoutMs} ms`)
