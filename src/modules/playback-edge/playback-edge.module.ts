@@ -15,11 +15,12 @@ import { StoredPlaybackDirectory } from './playback-directory.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
 import { IngestEventSink, type EventIngest, type PlaybackEventSink } from './playback-events.js';
 import { RedisSingleUseGuard } from './redis-single-use-guard.js';
+import type { RefusalLimitSettings } from './refusal-limit.js';
 import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js';
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity'>;
+  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS'>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
@@ -57,8 +58,10 @@ export interface PlaybackEdge {
   sessions: SingleUseGuard;
   /** Signatures of DRM-protected URLs already used (112), per workspace. */
   drmSignatures: SingleUseGuard;
-  /** Playbacks answered: `ok` and each playback error code. */
+  /** Playbacks answered: `ok`, each playback error code, `throttled`. */
   outcomes: Map<string, number>;
+  /** The per-address limit of refused playbacks, for the play routes. */
+  refusalLimit: RefusalLimitSettings;
   /** A `BackgroundWork`: on stop, hands the last events to ingest (stop it before statistics). */
   work: { name: string; start(): Promise<void>; stop(): Promise<void> };
 }
@@ -73,7 +76,7 @@ const registerMetrics = (registry: Registry, outcomes: PlaybackEdge['outcomes'],
   const reported = new Map<string, number>();
   new Counter({
     name: 'playline_playback_edge_playbacks_total',
-    help: 'Playback manifest requests answered by the edge, by result (ok or the playback error code)',
+    help: 'Playback manifest requests answered by the edge, by result (ok, the playback error code, or throttled: a refusal past the per-address limit)',
     labelNames: ['result'] as const,
     registers: [registry],
     collect() {
@@ -141,13 +144,20 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     events,
     stopwatch: overrides.stopwatch ?? (() => performance.now()),
     onError: (message, err) => log.error({ err }, message),
-    onOutcome: (code) => {
-      const result = code === null ? 'ok' : String(code);
+    onOutcome: (outcome) => {
+      const result = outcome === null ? 'ok' : String(outcome);
       outcomes.set(result, (outcomes.get(result) ?? 0) + 1);
     },
   });
   const work = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
-  const edge: PlaybackEdge = { service, catalog, directory, drm, events, sessions, drmSignatures, outcomes, work };
+  const refusalLimit: RefusalLimitSettings = {
+    max: deps.config.playbackRefusalLimit,
+    windowMs: deps.config.playbackRefusalWindowS * 1000,
+    clock,
+    cluster: deps.cluster,
+    onError: (message, err) => log.error({ err }, message),
+  };
+  const edge: PlaybackEdge = { service, catalog, directory, drm, events, sessions, drmSignatures, outcomes, refusalLimit, work };
   if (deps.metrics) registerMetrics(deps.metrics.registry, outcomes, memoryGuards);
   return edge;
 }

@@ -9,6 +9,7 @@ import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
 import { parsePlaybackQuery } from './playback-token.js';
+import { ADMITTED, type RefusalGate } from './refusal-limit.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
 import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
 
@@ -17,11 +18,20 @@ export interface PlaybackCall extends PlaybackRequest {
   /** The full URL as requested (the report's `url`). */
   url: string;
   userAgent: string;
+  /** Asked before a refusal the client caused (4xx) is answered: the per-address limit. Default: always admitted. */
+  refusalGate?: RefusalGate;
 }
 
 export type PlaybackResult =
   | { ok: true; playlist: string; owner: string; session: string }
-  | { ok: false; failure: PlaybackFailure; /** The workspace events and the report went to; null when none could be linked. */ owner: string | null };
+  | {
+      ok: false;
+      failure: PlaybackFailure;
+      /** The workspace events and the report went to; null when none could be linked or the refusal was throttled. */
+      owner: string | null;
+      /** Set when the client is over its refusal limit: answer 429, nothing was emitted. */
+      throttled?: { retryAfterS: number };
+    };
 
 export interface PlaybackEdgeDeps {
   clock: Clock;
@@ -35,8 +45,8 @@ export interface PlaybackEdgeDeps {
   /** A monotonic millisecond reading with sub-millisecond resolution, for latencies (performance.now). */
   stopwatch: () => number;
   onError?: (message: string, error: unknown) => void;
-  /** Called once per answered playback (metrics). */
-  onOutcome?: (errorCode: number | null) => void;
+  /** Called once per answered playback (metrics): null when played, the error code, or `throttled`. */
+  onOutcome?: (outcome: number | null | 'throttled') => void;
 }
 
 // Limits keep every event inside the ingest's per-line and per-field limits.
@@ -101,8 +111,16 @@ export class PlaybackEdgeService {
     return Math.max(0, Math.round((this.deps.stopwatch() - since) * 1000) / 1000);
   }
 
-  /** Emits request + error for a URL linked to an existing workspace; nothing otherwise. */
+  /**
+   * Emits request + error for a URL linked to an existing workspace; nothing otherwise, and
+   * nothing for a client over its refusal limit (only refusals it caused count: not 5xx).
+   */
   private async refuse(call: PlaybackCall, params: ReadonlyMap<string, string>, refused: PlaybackFailure, ts: number, knownOwner?: string): Promise<PlaybackResult> {
+    const admission = refused.httpStatus < 500 && call.refusalGate ? await call.refusalGate() : ADMITTED;
+    if (!admission.admitted) {
+      this.deps.onOutcome?.('throttled');
+      return { ok: false, failure: refused, owner: null, throttled: { retryAfterS: admission.retryAfterS } };
+    }
     this.deps.onOutcome?.(refused.errorCode);
     const owner = knownOwner ?? (await this.linkedOwner(params.get('oid')));
     if (owner === null || call.contentId.length === 0 || call.contentId.length > MAX_ID) return { ok: false, failure: refused, owner: null };

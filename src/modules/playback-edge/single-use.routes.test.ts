@@ -1,9 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { postgresProblem, requireServices, openPostgresForTest, type TestStorage } from '../../../test/helpers/engines.js';
-import { redisProblem, testRedis, type TestRedis } from '../../../test/helpers/redis.js';
+import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
-import { randomIds } from '../../platform/ids.js';
 
 const play = async (t: TestApp, url: string) => {
   const response = await t.app.inject({ method: 'GET', url });
@@ -39,30 +37,18 @@ describe('single-use values in the embedded mode are bounded per workspace', () 
   });
 });
 
-const clusterProblem = (await postgresProblem()) ?? (await redisProblem());
-if (clusterProblem && requireServices) throw new Error(`${clusterProblem} (PLAYLINE_REQUIRE_SERVICES=1)`);
-if (clusterProblem) console.log(`# SKIP cluster single-use tests: ${clusterProblem}`);
+const clusterProblem = await clusterPairProblem();
 
-describe('single-use values in cluster mode are shared by every instance (Redis)', { skip: clusterProblem ?? false }, () => {
-  let redis: TestRedis;
-  let storage: TestStorage;
+describe('single-use values in cluster mode are shared by every instance (Redis)', { skip: clusterProblem }, () => {
+  let pair: ClusterPair;
   let a: TestApp;
   let b: TestApp;
   before(async () => {
-    redis = await testRedis();
-    storage = await openPostgresForTest();
-    const env = { PLAYLINE_REDIS_URL: redis.url, PLAYLINE_REDIS_PREFIX: redis.prefix() };
-    // Two instances of one deployment: one database, one Redis prefix.
-    a = await createTestApp({ storage: { ...storage, cleanup: () => Promise.resolve() }, env, ids: randomIds });
-    b = await createTestApp({ storage: { ...storage, cleanup: () => Promise.resolve() }, env, ids: randomIds });
+    pair = await clusterPair();
+    ({ a, b } = pair);
     await a.client.playback.putDrmPolicy('wv', { provider: 'widevine', settings: { security_level: 1 } });
   });
-  after(async () => {
-    await b?.close();
-    await a?.close();
-    await storage?.cleanup();
-    await redis?.cleanup();
-  });
+  after(() => pair?.close());
 
   test('a pbs played on one instance is refused on the other (127)', async () => {
     assert.ok(a.runtime.cluster && b.runtime.cluster, 'both instances run in cluster mode');
