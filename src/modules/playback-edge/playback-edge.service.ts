@@ -9,9 +9,16 @@ import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
 import { parsePlaybackQuery } from './playback-token.js';
-import { ADMITTED, type RefusalGate } from './refusal-limit.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
 import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
+
+/** Whether one more refusal may be answered as such (counted in statistics, reported), or must be a 429. */
+export type RefusalAdmission = { admitted: true } | { admitted: false; retryAfterS: number };
+
+/** Asks, for one request's client address, whether its next refusal is admitted (and counts it). */
+export type RefusalGate = () => Promise<RefusalAdmission>;
+
+export const ADMITTED: RefusalAdmission = { admitted: true };
 
 /** A playback request with what the error event and report need about the viewer. */
 export interface PlaybackCall extends PlaybackRequest {

@@ -3,12 +3,7 @@ import { fastifyRateLimit, type FastifyRateLimitStore, type FastifyRateLimitStor
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../platform/clock.js';
 import type { App } from '../../platform/http/types.js';
-
-/** Whether one more refusal may be answered as such (counted in statistics, reported), or must be a 429. */
-export type RefusalAdmission = { admitted: true } | { admitted: false; retryAfterS: number };
-
-/** Asks, for one request's client address, whether its next refusal is admitted (and counts it). */
-export type RefusalGate = () => Promise<RefusalAdmission>;
+import { ADMITTED, type RefusalGate } from './playback-edge.service.js';
 
 export interface RefusalLimitSettings {
   /** Refusals admitted per client address and window; 0 turns the limit off. */
@@ -19,8 +14,6 @@ export interface RefusalLimitSettings {
   cluster?: { redis: Redis; prefix: string } | undefined;
   onError: (message: string, error: unknown) => void;
 }
-
-export const ADMITTED: RefusalAdmission = { admitted: true };
 
 /** Client addresses whose window the embedded mode keeps; the least recently refused is dropped first. */
 const ADDRESSES_KEPT = 10_000;
