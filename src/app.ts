@@ -71,7 +71,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
   await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
   await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
-  await app.register(async (root) => playbackEdgeRoutes(root, runtime, API_PREFIX));
+  await app.register(async (root) => playbackEdgeRoutes(root, runtime.playbackEdge, API_PREFIX));
   await app.register(async (web) => dashboardRoutes(web));
 
   await app.ready();

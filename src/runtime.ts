@@ -13,7 +13,7 @@ import { createErrorReporting, type ErrorReporting } from './modules/error-repor
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
-import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/playback-edge.module.js';
+import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
 import { createCluster, createClusterStats, type Cluster } from './modules/cluster/cluster.module.js';
 import { callbackLinkOf } from './modules/cluster/callback-link.js';
 import { ClusterAdminService } from './modules/cluster/cluster-admin.service.js';
@@ -51,7 +51,7 @@ export interface Runtime {
   /** VOD statistics: durable event ingest (journal + in-memory store) and the statistics queries. */
   vodStats: VodStats;
   /** Playback edge: signed /play URLs, the playback catalogue; its events go through statistics ingest. */
-  playbackEdge: PlaybackEdge;
+  readonly playbackEdge: PlaybackEdge;
   /** Cluster mode (PostgreSQL + Redis): shared Redis connections and the change feed; undefined when embedded. */
   cluster: Cluster | undefined;
   /** Cluster membership and the statistics rebuild (admin API, CLI). */
@@ -70,6 +70,8 @@ export interface RuntimeOverrides {
   processMetrics?: boolean;
   /** Replaces side effects of the publishing module (tests). */
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
+  /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
+  playbackEdge?: PlaybackEdgeOverrides;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -97,7 +99,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
     ingest: (body, kind, auth) => vodStats.ingest.ingest(body, kind, auth),
-  });
+    ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
+  }, overrides.playbackEdge);
 
   const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
