@@ -1,3 +1,4 @@
+import type { BackgroundWork } from './platform/background-work.js';
 import type { Clock } from './platform/clock.js';
 import { systemClock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
@@ -17,14 +18,6 @@ import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/p
 import { createCluster, createClusterStats, type Cluster } from './modules/cluster/cluster.module.js';
 import { callbackLinkOf } from './modules/cluster/callback-link.js';
 import { ClusterAdminService } from './modules/cluster/cluster-admin.service.js';
-
-/** Background work a module runs while the server is up (journals, dispatchers, task runners). */
-export interface BackgroundWork {
-  name: string;
-  start(): Promise<void>;
-  /** Finish or abandon cleanly; called in reverse start order on shutdown. */
-  stop(): Promise<void>;
-}
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
@@ -24,12 +25,6 @@ export interface ClusterDeps {
   instanceId?: string;
 }
 
-interface Work {
-  name: string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
 /** What cluster mode adds to a runtime: shared Redis connections and the change feed. */
 export interface Cluster {
   instanceId: string;
@@ -38,7 +33,7 @@ export interface Cluster {
   deps: ClusterDeps;
   log: NodeLog;
   /** Connects to Redis first of all background work; disconnects last. */
-  connection: Work;
+  connection: BackgroundWork;
 }
 
 /** Cluster-mode statistics, shaped like the embedded ones (see vod-stats.module.ts). */
@@ -50,7 +45,7 @@ export interface ClusterStats {
   rebuild: StatsRebuild;
   node: ClusterNode;
   /** Joins the cluster (rebuilding the statistics first if Redis has none); leaves it on stop. */
-  work: Work;
+  work: BackgroundWork;
 }
 
 const redisOptions = { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5000 } as const;
@@ -68,7 +63,7 @@ export function createCluster(deps: ClusterDeps): Cluster {
   const subscriber = new Redis(redisUrl, { ...redisOptions, maxRetriesPerRequest: null });
   for (const client of [redis, subscriber]) client.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis connection problem'));
   const feed = new ChangeFeed({ publisher: redis, subscriber, prefix: `${config.redisPrefix}feed:`, instanceId });
-  const connection: Work = {
+  const connection: BackgroundWork = {
     name: 'cluster connection',
     async start() {
       try {

@@ -1,3 +1,4 @@
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import { ConfigError } from '../../platform/config.js';
@@ -53,8 +54,8 @@ export interface ErrorReporting {
   dispatcher: CallbackDispatcher;
   client: CallbackClient;
   routeSync: CallbackRouteSync;
-  /** A `BackgroundWork`: loads the callbacks and follows their changes; stop closes connections. */
-  background: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  /** Loads the callbacks and follows their changes; stop closes connections. */
+  background: BackgroundWork;
 }
 
 const allowListOf = (value: string): CallbackAllowList => {

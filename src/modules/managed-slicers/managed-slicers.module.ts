@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { listSetting, type Config } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { BackgroundWork } from '../../runtime.js';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SimulatedSlicerProvisioner, type SlicerProvisioner } from './provisioner.js';

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
@@ -52,8 +53,8 @@ export interface PlaybackEdge {
   drmSignatures: ReplayGuard;
   /** Playbacks answered: `ok` and each playback error code. */
   outcomes: Map<string, number>;
-  /** A `BackgroundWork`: on stop, hands the last events to ingest (stop it before statistics). */
-  work: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  /** On stop, hands the last events to ingest (stop it before statistics). */
+  work: BackgroundWork;
 }
 
 /** A claim is remembered until its URL expires, and never longer than a day. */

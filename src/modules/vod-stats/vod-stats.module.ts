@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { ErrorReportSink } from '../../platform/error-report-sink.js';
@@ -28,7 +29,7 @@ export interface VodStats {
   service: VodStatsService;
   store: StatsStore;
   /** Embedded: restores from snapshot + journal on start, prunes every minute, snapshots on stop. */
-  work: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  work: BackgroundWork;
 }
 
 const PRUNE_EVERY_MS = 60_000;
