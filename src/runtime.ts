@@ -1,7 +1,7 @@
 import type { BackgroundWork } from './platform/background-work.js';
 import type { Clock } from './platform/clock.js';
 import { systemClock } from './platform/clock.js';
-import type { Config } from './platform/config.js';
+import { deploymentModeOf, type Config, type DeploymentMode } from './platform/config.js';
 import { openStorage, type Storage } from './platform/db/database.js';
 import { randomIds, type IdGenerator } from './platform/ids.js';
 import { SecretBox, loadSecretKey } from './platform/secret-box.js';
@@ -25,6 +25,8 @@ import { ClusterAdminService } from './modules/cluster/cluster-admin.service.js'
  */
 export interface Runtime {
   config: Config;
+  /** Embedded (SQLite + files) or cluster (PostgreSQL + Redis): decided here, once, from the config. */
+  mode: DeploymentMode;
   clock: Clock;
   ids: IdGenerator;
   storage: Storage;
@@ -73,13 +75,14 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     overrides.storage ??
     (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
-  const cluster = config.redisUrl ? createCluster({ config, clock, storage }) : undefined;
+  const mode = deploymentModeOf(config);
+  const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, clock, ids, storage });
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
   // Accepted error events go to whatever sink the runtime holds when they arrive.
   const errorReports = () => runtime.errorReports;
@@ -98,6 +101,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   const runtime: Runtime = {
     config,
+    mode,
     clock,
     ids,
     storage,
