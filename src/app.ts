@@ -18,7 +18,7 @@ import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
 import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
 import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
-import { clusterRoutes } from './modules/cluster/cluster.routes.js';
+import { clusterRoutes } from './platform/cluster/cluster-status.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';

@@ -15,9 +15,9 @@ import { createManagedSlicers, type ManagedSlicers } from './modules/managed-sli
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/playback-edge.module.js';
-import { createCluster, createClusterStats, type Cluster } from './modules/cluster/cluster.module.js';
-import { callbackLinkOf } from './modules/cluster/callback-link.js';
-import { ClusterAdminService } from './modules/cluster/cluster-admin.service.js';
+import { createCluster, createClusterStats, type Cluster } from './modules/vod-stats/vod-stats.cluster.js';
+import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
+import { ClusterAdminService } from './platform/cluster/cluster-status.service.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.

@@ -28,7 +28,7 @@ export interface ErrorReportingDeps {
   metrics: { registry: Registry };
 }
 
-/** Cluster mode's link between instances (src/modules/cluster/callback-link.ts): changes travel at once. */
+/** Cluster mode's link between instances (callback-link.ts): changes travel at once. */
 export interface CallbackClusterLink {
   /** Tells the other instances that `owner`'s callback settings changed (saved in the database). */
   settingsChanged(owner: string): void;

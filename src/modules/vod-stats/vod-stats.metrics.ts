@@ -1,7 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { EventIngestService } from './event-ingest.service.js';
-import type { StatsStore } from './stats-store.js';
+import type { EventIngestService } from './ingest/event-ingest.service.js';
+import type { StatsStore } from './store/stats-store.js';
 
 /** Running ingest totals, as both ingest pipelines (embedded and cluster) keep them. */
 export interface IngestTotalsSource {

@@ -5,11 +5,11 @@ import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { ErrorReportSink } from '../../platform/error-report-sink.js';
-import { EventIngestService } from './event-ingest.service.js';
-import { FileEventJournal } from './file-journal.js';
-import { MemoryStatsStore } from './memory-stats-store.js';
+import { EventIngestService } from './ingest/event-ingest.service.js';
+import { FileEventJournal } from './journal/file-journal.js';
+import { MemoryStatsStore } from './store/memory-stats-store.js';
 import { registerVodStatsMetrics } from './vod-stats.metrics.js';
-import type { StatsStore } from './stats-store.js';
+import type { StatsStore } from './store/stats-store.js';
 import { VodStatsService } from './vod-stats.service.js';
 
 export interface VodStatsDeps {

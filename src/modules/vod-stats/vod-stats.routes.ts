@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { assertOwnWorkspace, authOf } from '../../platform/http/auth-hook.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
-import type { EventIngestService } from './event-ingest.service.js';
+import type { EventIngestService } from './ingest/event-ingest.service.js';
 import { IngestResultSchema, MAX_EVENT_BATCH_BYTES, PlaybackEventInputSchema } from './events.schema.js';
 import {
   AllAssetsQuerySchema,

@@ -4,7 +4,7 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
-import { clusterMigration } from '../../../modules/cluster/cluster.migration.js';
+import { clusterMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
