@@ -15,9 +15,9 @@ import { createManagedSlicers, type ManagedSlicers } from './modules/managed-sli
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/playback-edge.module.js';
-import { createCluster, createClusterStats, type Cluster } from './modules/vod-stats/vod-stats.cluster.js';
+import { createCluster, type Cluster } from './platform/cluster/cluster.js';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
-import { ClusterAdminService } from './platform/cluster/cluster-status.service.js';
+import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -43,14 +43,14 @@ export interface Runtime {
   managedSlicers: ManagedSlicers;
   /** Publishing targets, schedules, regions and clipping profiles. */
   syndication: SyndicationModule;
-  /** VOD statistics: durable event ingest (journal + in-memory store) and the statistics queries. */
+  /** VOD statistics: durable event ingest (journal + store of the mode's backends), the queries, the admin rebuild. */
   vodStats: VodStats;
   /** Playback edge: signed /play URLs, the playback catalogue; its events go through statistics ingest. */
   playbackEdge: PlaybackEdge;
-  /** Cluster mode (PostgreSQL + Redis): shared Redis connections and the change feed; undefined when embedded. */
+  /** Cluster mode (PostgreSQL + Redis): shared Redis connections, the change feed, the membership; undefined when embedded. */
   cluster: Cluster | undefined;
-  /** Cluster membership and the statistics rebuild (admin API, CLI). */
-  clusterAdmin: ClusterAdminService;
+  /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
+  clusterStatus: ClusterStatusService;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -84,11 +84,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
   const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
+  // Cluster mode: each live instance sends its share of every callback endpoint's rate.
+  cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to whatever sink the runtime holds when they arrive.
   const errorReports = () => runtime.errorReports;
-  // Cluster mode: PostgreSQL journal + Redis statistics, one callback rate share per live instance.
-  const clusterStats = cluster && createClusterStats(cluster, { metrics, errorReports, onMembers: (alive) => errorReporting.dispatcher.setRateShare(1 / alive) });
-  const vodStats = clusterStats ?? createVodStats({ config, clock, metrics, errorReports });
+  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
@@ -117,7 +117,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     vodStats,
     playbackEdge,
     cluster,
-    clusterAdmin: new ClusterAdminService(cluster && clusterStats ? { cluster, stats: clusterStats } : undefined),
+    clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
     async start() {
       for (const work of background) {
         await work.start();
@@ -133,8 +133,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   // Modules, one block each: create services, add them to the runtime, queue background work.
 
-  // Cluster mode: Redis connections first (everything after may use them), closed last.
-  if (cluster) background.push(cluster.connection);
+  // Cluster mode: Redis connections first (everything after may use them), closed last; then
+  // the instance joins the registry (it leaves last, after statistics drained their held batches).
+  if (cluster) background.push(cluster.connection, cluster.membership.presence);
 
   // Error Reporting: accepted error events go to the callback dispatcher (submit never waits).
   runtime.errorReports = errorReporting.dispatcher;
@@ -144,8 +145,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   background.push(managedSlicers.work);
 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
-  // (cluster mode: join the cluster, rebuilding Redis from the journal if it holds no statistics).
+  // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).
   background.push(vodStats.work);
+
+  // Cluster mode: heartbeats, takeovers and chores once the modules run; stopped before them.
+  if (cluster) background.push(cluster.membership.housekeeping);
 
   // Playback edge: after statistics, so it stops first and hands over its last events.
   background.push(playbackEdge.work);

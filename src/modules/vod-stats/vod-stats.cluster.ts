@@ -1,99 +1,98 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
+import type { Cluster } from '../../platform/cluster/cluster.js';
+import type { ClusterLog, Membership } from '../../platform/cluster/membership.js';
 import type { Config } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { ErrorReportSink } from '../../platform/error-report-sink.js';
-import { VodStatsService } from './vod-stats.service.js';
-import { ChangeFeed } from '../../platform/cluster/change-feed.js';
 import { ClusterIngestService } from './ingest/cluster-ingest.service.js';
-import { ClusterNode, type NodeLog } from '../../platform/cluster/membership.js';
-import { registerClusterMetrics } from './cluster.metrics.js';
+import { parseEventBatch } from './ingest/event-batch.js';
+import { JOURNAL_MARGIN_MS, StatsRebuild } from './ingest/stats-rebuild.js';
 import { PostgresEventJournal } from './journal/postgres-journal.js';
 import { RedisStatsStore } from './store/redis-stats-store.js';
-import { StatsRebuild } from './ingest/stats-rebuild.js';
+import { RETENTION_MS } from './stats-window.js';
+import { registerClusterStatsMetrics } from './vod-stats.metrics.js';
 
-export interface ClusterDeps {
-  config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'statsDelayMs' | 'logLevel'>;
+export interface ClusterStatsDeps {
+  config: Pick<Config, 'statsDelayMs'>;
   clock: Clock;
-  storage: Storage;
-  /** Names this process in the journal and the registry (default host:pid:random). */
-  instanceId?: string;
+  storage: Pick<Storage, 'db'>;
+  /** Where accepted error events go; read at each submit, so it may be replaced later. */
+  errorReports: () => ErrorReportSink;
+  metrics: { registry: Registry };
 }
 
-/** What cluster mode adds to a runtime: shared Redis connections and the change feed. */
-export interface Cluster {
-  instanceId: string;
-  redis: Redis;
-  feed: ChangeFeed;
-  deps: ClusterDeps;
-  log: NodeLog;
-  /** Connects to Redis first of all background work; disconnects last. */
-  connection: BackgroundWork;
-}
-
-/** Cluster-mode statistics, shaped like the embedded ones (see vod-stats.module.ts). */
 export interface ClusterStats {
   ingest: ClusterIngestService;
-  service: VodStatsService;
   store: RedisStatsStore;
   journal: PostgresEventJournal;
   rebuild: StatsRebuild;
-  node: ClusterNode;
-  /** Joins the cluster (rebuilding the statistics first if Redis has none); leaves it on stop. */
   work: BackgroundWork;
 }
 
-const redisOptions = { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5000 } as const;
+/** Cluster-wide, one instance prunes this often. */
+const PRUNE_EVERY_MS = 60_000;
+/** Cluster-wide, one instance deletes journal rows past the window this often. */
+const RETENTION_EVERY_MS = 600_000;
 
-/** Cluster mode's connections (PLAYLINE_DATABASE_URL and PLAYLINE_REDIS_URL set). */
-export function createCluster(deps: ClusterDeps): Cluster {
-  const { config, storage } = deps;
-  if (config.redisUrl === undefined || storage.engine !== 'postgres') {
-    throw new Error('cluster mode needs PostgreSQL storage and PLAYLINE_REDIS_URL');
+/** The statistics' part in the cluster, as the membership runs it. */
+export interface ClusterStatsParts {
+  ingest: ClusterIngestService;
+  store: RedisStatsStore;
+  journal: PostgresEventJournal;
+  rebuild: StatsRebuild;
+  clock: Clock;
+  log: ClusterLog;
+}
+
+/**
+ * Registers what statistics need from the membership: each heartbeat says up to when this
+ * instance's journaled batches are counted; the batches a dead instance journaled after that are
+ * counted for it (kill -9 between commit and count); one instance at a time prunes, deletes
+ * journal rows past the window, and rebuilds the statistics when Redis lost them.
+ */
+export function joinStatsToCluster(membership: Membership, parts: ClusterStatsParts): void {
+  const { ingest, store, journal, rebuild, clock, log } = parts;
+  membership.report('countedBefore', () => ingest.countedBefore());
+  membership.stayListedWhile(() => ingest.heldBatches() > 0);
+  membership.onDead(async (member) => {
+    const batches = await countBatchesOf(parts, member.id, member.report.countedBefore ?? 0);
+    return batches === 'busy' ? 'busy' : { batches };
+  });
+  membership.chore({
+    name: 'rebuild',
+    due: async () => (await rebuild.needed()) && !(await rebuild.running()),
+    run: async () => {
+      const result = await rebuild.rebuild();
+      if (result !== 'busy') log.warn(result, 'Redis lost the statistics (flushed?): rebuilt them from the journal');
+    },
+  });
+  membership.chore({ name: 'prune', everyMs: PRUNE_EVERY_MS, run: () => store.prune() });
+  membership.chore({ name: 'retention', everyMs: RETENTION_EVERY_MS, run: () => journal.deleteBefore(clock.now() - RETENTION_MS - JOURNAL_MARGIN_MS) });
+}
+
+/** Counts the batches `instanceId` journaled since `since`; 'busy' while a rebuild runs (it replays them too). */
+async function countBatchesOf(parts: Pick<ClusterStatsParts, 'journal' | 'store'>, instanceId: string, since: number): Promise<number | 'busy'> {
+  let after = 0;
+  let batches = 0;
+  for (;;) {
+    const page = await parts.journal.batchesOf(instanceId, since, after);
+    for (const batch of page) {
+      const { events } = parseEventBatch(batch.body, batch.kind, { authOwner: batch.authOwner, anyOwner: batch.anyOwner, now: batch.receivedAt });
+      if ((await parts.store.count(events, batch.receivedAt, { batchKey: String(batch.seq) })) === 'busy') return 'busy';
+      after = batch.seq;
+      batches++;
+    }
+    if (page.length === 0) return batches;
   }
-  const redisUrl = config.redisUrl;
-  const log = pino({ name: 'cluster', level: config.logLevel });
-  const instanceId = deps.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const redis = new Redis(redisUrl, redisOptions);
-  const subscriber = new Redis(redisUrl, { ...redisOptions, maxRetriesPerRequest: null });
-  for (const client of [redis, subscriber]) client.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis connection problem'));
-  const feed = new ChangeFeed({ publisher: redis, subscriber, prefix: `${config.redisPrefix}feed:`, instanceId });
-  const connection: BackgroundWork = {
-    name: 'cluster connection',
-    async start() {
-      try {
-        await Promise.all([redis.connect(), subscriber.connect()]);
-      } catch (err) {
-        throw new Error(`Redis is not reachable at ${redactUrl(redisUrl)}: ${(err as Error).message}`, { cause: err });
-      }
-      log.info({ instanceId }, 'joined the cluster');
-    },
-    async stop() {
-      await feed.close();
-      await Promise.all([redis.quit().catch(() => redis.disconnect()), subscriber.quit().catch(() => subscriber.disconnect())]);
-    },
-  };
-  return { instanceId, redis, feed, deps, log, connection };
 }
 
-export interface ClusterStatsDeps {
-  metrics: { registry: Registry };
-  /** Where accepted error events go; read at each submit, so it may be replaced later. */
-  errorReports: () => ErrorReportSink;
-  /** Told the number of live instances after every heartbeat. */
-  onMembers?: (alive: number) => void;
-}
-
-/** Statistics in cluster mode: PostgreSQL journal, Redis store, the instance's part in the cluster. */
-export function createClusterStats(cluster: Cluster, deps: ClusterStatsDeps): ClusterStats {
+/** Statistics in cluster mode: PostgreSQL journal, Redis store, and their part in the cluster. */
+export function createClusterStats(deps: ClusterStatsDeps, cluster: Cluster): ClusterStats {
+  const { config, clock, storage } = deps;
   const { redis, instanceId, log } = cluster;
-  const { config, clock, storage } = cluster.deps;
-  const store = new RedisStatsStore({ redis, clock, prefix: `${config.redisPrefix}stats:`, delayMs: config.statsDelayMs });
+  const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs });
   const journal = new PostgresEventJournal({ db: storage.db, clock, instanceId });
   const ingest = new ClusterIngestService({
     store,
@@ -103,21 +102,25 @@ export function createClusterStats(cluster: Cluster, deps: ClusterStatsDeps): Cl
     onError: (message, err) => log.error({ err }, message),
   });
   const rebuild = new StatsRebuild({ redis, store, journal, clock });
-  const node = new ClusterNode({
-    redis, prefix: `${config.redisPrefix}cluster:`, instanceId, clock, ingest, store, journal, rebuild, log,
-    ...(deps.onMembers ? { onMembers: deps.onMembers } : {}),
-  });
-  registerClusterMetrics(deps.metrics.registry, ingest, store);
+  joinStatsToCluster(cluster.membership, { ingest, store, journal, rebuild, clock, log });
+  registerClusterStatsMetrics(deps.metrics.registry, ingest, store);
   return {
     ingest,
-    service: new VodStatsService(store),
     store,
     journal,
     rebuild,
-    node,
-    work: { name: 'cluster statistics', start: () => node.start(), stop: () => node.stop() },
+    work: {
+      name: 'cluster statistics',
+      // Redis holding no statistics (new, flushed, evicted): rebuild them before serving.
+      async start() {
+        if (!(await rebuild.needed())) return;
+        const result = await rebuild.rebuild();
+        if (result === 'busy') log.info({}, 'another instance is rebuilding the statistics from the journal');
+        else if (result.batches === 0) log.info(result, 'Redis statistics started (the journal holds no batches yet)');
+        else log.warn(result, 'Redis held no statistics: rebuilt them from the PostgreSQL journal');
+      },
+      // In-flight batches finish, held ones get a last try; the membership then leaves (or stays listed while some are held).
+      stop: () => ingest.close(),
+    },
   };
 }
-
-/** A URL without its password, for messages. */
-const redactUrl = (url: string): string => url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');

@@ -20,11 +20,3 @@ export const ClusterStatusSchema = Type.Object({
   }),
 });
 export type ClusterStatus = Static<typeof ClusterStatusSchema>;
-
-export const RebuildResultSchema = Type.Object({
-  '@type': Type.Literal('StatsRebuild'),
-  batches: Type.Integer({ description: 'Journal batches replayed (the 24-hour window plus one hour)' }),
-  events: Type.Integer({ description: 'Events counted again' }),
-  last_seq: Type.Integer({ description: 'Journal position of the last batch replayed' }),
-});
-export type RebuildResultView = Static<typeof RebuildResultSchema>;

@@ -1,15 +1,25 @@
-import { AppError } from '../errors.js';
-import type { Cluster, ClusterStats } from '../../modules/vod-stats/vod-stats.cluster.js';
-import type { ClusterStatus, RebuildResultView } from './cluster-status.schema.js';
+import type { Cluster } from './cluster.js';
+import type { ClusterStatus } from './cluster-status.schema.js';
 
-/** Cluster mode's pieces an operator deals with; undefined in the embedded mode. */
-export interface ClusterDeployment {
-  cluster: Cluster;
-  stats: ClusterStats;
+/**
+ * The state of the statistics the instances share, as the status shows it (implemented by
+ * vod-stats' StatsRebuild in cluster mode).
+ */
+export interface SharedStatsState {
+  /** A rebuild of the statistics from the journal is running. */
+  running(): Promise<boolean>;
+  /** When the statistics were last started or rebuilt (Unix ms); null: never. */
+  builtAt(): Promise<number | null>;
 }
 
-/** What an operator asks of the cluster (admin API and CLI); the embedded mode has one answer. */
-export class ClusterAdminService {
+/** Cluster mode's pieces the status reads; undefined in the embedded mode. */
+export interface ClusterDeployment {
+  cluster: Pick<Cluster, 'instanceId' | 'membership'>;
+  stats: SharedStatsState;
+}
+
+/** The deployment as an operator sees it (admin API and CLI); the embedded mode has one answer. */
+export class ClusterStatusService {
   constructor(private readonly deployment: ClusterDeployment | undefined) {}
 
   async status(): Promise<ClusterStatus> {
@@ -18,23 +28,19 @@ export class ClusterAdminService {
       return { ...base, mode: 'embedded', instance_id: null, instances: [], stats: { rebuilding: false, built_at: null } };
     }
     const { cluster, stats } = this.deployment;
-    const [members, rebuilding, builtAt] = await Promise.all([stats.node.members(), stats.rebuild.running(), cluster.redis.get(stats.rebuild.epochKey)]);
+    const [members, rebuilding, builtAt] = await Promise.all([cluster.membership.members(), stats.running(), stats.builtAt()]);
     return {
       ...base,
       mode: 'cluster',
       instance_id: cluster.instanceId,
-      instances: members.map((m) => ({ id: m.id, beat_at: m.beatAt, counted_before: m.countedBefore, alive: m.alive })),
-      stats: { rebuilding, built_at: builtAt === null ? null : Number(builtAt) },
+      instances: members.map((m) => ({
+        id: m.id,
+        beat_at: m.beatAt,
+        // Reported by the statistics in every heartbeat; an instance that never journaled has nothing uncounted.
+        counted_before: m.report.countedBefore ?? m.beatAt,
+        alive: m.alive,
+      })),
+      stats: { rebuilding, built_at: builtAt },
     };
-  }
-
-  /** Rebuilds the Redis statistics from the PostgreSQL journal; 409 while another rebuild runs. */
-  async rebuildStats(): Promise<RebuildResultView> {
-    if (this.deployment === undefined) {
-      throw new AppError('conflict', 'The embedded mode keeps statistics in memory and restores them from its journal on start; there is nothing to rebuild');
-    }
-    const result = await this.deployment.stats.rebuild.rebuild();
-    if (result === 'busy') throw new AppError('conflict', 'A rebuild of the statistics is already running; see GET /api/v4/admin/cluster');
-    return { '@type': 'StatsRebuild', batches: result.batches, events: result.events, last_seq: result.lastSeq };
   }
 }

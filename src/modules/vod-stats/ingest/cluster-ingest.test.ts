@@ -7,10 +7,11 @@ import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js
 import type { StatsStore } from '../store/stats-store.js';
 import { seededRandom } from '../test-events.js';
 import { ClusterIngestService, type CountingStore } from './cluster-ingest.service.js';
-import { ClusterNode } from '../../../platform/cluster/membership.js';
+import { Membership } from '../../../platform/cluster/membership.js';
 import { PostgresEventJournal } from '../journal/postgres-journal.js';
 import { RedisStatsStore } from '../store/redis-stats-store.js';
 import { StatsRebuild } from './stats-rebuild.js';
+import { joinStatsToCluster } from '../vod-stats.cluster.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const T0 = Date.UTC(2026, 10, 21, 10, 0);
@@ -46,8 +47,9 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
       const journal = new PostgresEventJournal({ db: s.storage.db, clock, instanceId: `${prefix}${name}` });
       const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, errorReports: { submit: (r) => void reports.push(r) } });
       const rebuild = new StatsRebuild({ redis: client, store, journal, clock });
-      const clusterNode = new ClusterNode({ redis: client, prefix: `${prefix}cluster:`, instanceId: `${prefix}${name}`, clock, ingest, store, journal, rebuild, log: silent });
-      return { store, journal, ingest, rebuild, node: clusterNode, client, id: `${prefix}${name}` };
+      const membership = new Membership({ redis: client, prefix: `${prefix}cluster:`, instanceId: `${prefix}${name}`, clock, log: silent });
+      joinStatsToCluster(membership, { ingest, store, journal, rebuild, clock, log: silent });
+      return { store, journal, ingest, rebuild, membership, client, id: `${prefix}${name}` };
     };
     return { clock, node, reports };
   };
@@ -138,15 +140,15 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const dead = node('dead');
     const survivor = node('survivor');
     await survivor.rebuild.markStarted(); // a running cluster (else the first tick starts a rebuild)
-    await dead.node.tick(); // registered: counted everything before T0
+    await dead.membership.tick(); // registered: counted everything before T0
     await dead.journal.appendNew({ receivedAt: clock.now(), kind: 'ndjson', authOwner: owner, anyOwner: false, body: ndjson(start('d1', 's1', T0)), events: 1 });
     // ... and was killed before counting it.
-    await survivor.node.tick();
+    await survivor.membership.tick();
     assert.equal(await survivor.store.get(owner, 'd1'), undefined, 'a live instance is left alone');
     clock.advance(16_000);
-    assert.equal(await survivor.node.sweepDead(), 1);
+    assert.deepEqual(await survivor.membership.sweepDead(), [dead.id]);
     assert.equal((await survivor.store.get(owner, 'd1'))?.stats.new, 1);
-    assert.equal(await survivor.node.sweepDead(), 0, 'the dead instance left the registry');
+    assert.deepEqual(await survivor.membership.sweepDead(), [], 'the dead instance left the registry');
     assert.deepEqual(Object.keys(await survivor.client.hgetall(`${survivor.id.replace(/survivor$/, '')}cluster:instances`)), [survivor.id]);
   });
 });

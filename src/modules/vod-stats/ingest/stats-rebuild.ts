@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../../platform/clock.js';
+import type { SharedStatsState } from '../../../platform/cluster/cluster-status.service.js';
 import { parseEventBatch } from './event-batch.js';
 import { RETENTION_MS } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
@@ -39,7 +40,7 @@ const dropFlag = new LuaScript(`if redis.call('GET', ARGV[1]) == ARGV[2] then re
  * other count back (ingest keeps journaling and counts afterwards, skipping what the replay
  * counted), so the replay sees batches in journal order, as they were counted the first time.
  */
-export class StatsRebuild {
+export class StatsRebuild implements SharedStatsState {
   private readonly redis: Redis;
   private readonly store: RedisStatsStore;
   private readonly journal: PostgresEventJournal;
@@ -65,6 +66,12 @@ export class StatsRebuild {
 
   async running(): Promise<boolean> {
     return (await this.redis.exists(this.flagKey)) === 1;
+  }
+
+  /** When the statistics were last started or rebuilt (Unix ms); null: never (a rebuild is due). */
+  async builtAt(): Promise<number | null> {
+    const epoch = await this.redis.get(this.epochKey);
+    return epoch === null ? null : Number(epoch);
   }
 
   /** Replays the journal's serving window into an emptied store; 'busy' when another rebuild runs. */
