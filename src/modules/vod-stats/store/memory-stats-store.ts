@@ -5,7 +5,7 @@ import { sumWindow } from './minute-bucket.js';
 import type { MinuteBucket } from './minute-bucket.js';
 import type { AssetStats, OwnerSummary, PruneResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
-import { RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
+import { LATE_MINUTES, RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
 
 const RANK_EVERY_MS = 250;
 
@@ -13,11 +13,7 @@ export interface MemoryStatsStoreOptions {
   clock: Clock;
   /** stats_delay_ms: accepted events become visible this long after receipt (default 0). */
   delayMs?: number;
-  /**
-   * How late (minutes after it happened, by receipt time) an event may arrive and still
-   * anchor a window or open a bucket (default 5). Later events count only inside their
-   * asset's current window.
-   */
+  /** How late an event may arrive and still anchor a window (default LATE_MINUTES, see stats-window.ts). */
   lateMinutes?: number;
 }
 
@@ -65,7 +61,7 @@ export class MemoryStatsStore implements StatsStore {
   constructor(options: MemoryStatsStoreOptions) {
     this.clock = options.clock;
     this.delayMs = options.delayMs ?? 0;
-    this.lateMinutes = options.lateMinutes ?? 5;
+    this.lateMinutes = options.lateMinutes ?? LATE_MINUTES;
   }
 
   record(events: readonly PlaybackEvent[], receivedAt: number): Promise<void> {

@@ -3,9 +3,10 @@ import type { PlaybackEvent } from '../events.schema.js';
 import type { AssetStats, WindowStats } from './stats-store.js';
 import { RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
 
-/** The JavaScript side of the Redis layout described in stats-lua-state.ts. */
+/** The JavaScript side of the Redis layout described in stats-state.lua. */
 
-const NONE = -1;
+/** An absent start or latest time in an asset hash (st, lt). */
+export const NONE = -1;
 
 export const assetKey = (prefix: string, kind: 'a' | 's', owner: string, assetId: string): string =>
   `${prefix}${kind}:${Buffer.byteLength(owner)}:${owner}:${assetId}`;
@@ -27,7 +28,7 @@ export const pushEvent = (args: string[], e: PlaybackEvent): void => {
   );
 };
 
-/** A packed minute bucket (see stats-lua-state.ts) as the embedded store's MinuteBucket. */
+/** A packed minute bucket (see stats-state.lua) as the embedded store's MinuteBucket. */
 export const decodeBucket = (minute: number, packed: string): MinuteBucket => {
   const p = packed.split(',').map(Number);
   const b = new MinuteBucket(minute);

@@ -2,12 +2,10 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { AssetStats, OwnerSummary, PruneResult, StatsStore, StoreSize } from './stats-store.js';
-import { RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
+import { LATE_MINUTES, RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
 import { ASSET_META_FIELDS, assetKey, assetStatsOf, ownerKey, pushEvent, rankKey, summaryStatsOf } from './redis-stats-codec.js';
-import { LUA_APPLY } from './stats-lua-apply.js';
-import { LUA_MODES } from './stats-lua-modes.js';
-import { LUA_STATE } from './stats-lua-state.js';
+import { statsLuaSource } from './stats-lua.js';
 
 export interface RedisStatsStoreOptions {
   redis: Redis;
@@ -16,7 +14,7 @@ export interface RedisStatsStoreOptions {
   prefix: string;
   /** stats_delay_ms, as in the embedded store (default 0). */
   delayMs?: number;
-  /** How late an event may arrive and still anchor a window (default 5, as embedded). */
+  /** How late an event may arrive and still anchor a window (default LATE_MINUTES, as embedded). */
   lateMinutes?: number;
   /**
    * Prune judges state dead only this far behind the clock (default 5 s), so an instance whose
@@ -32,7 +30,7 @@ export interface CountOptions {
   force?: boolean;
 }
 
-const script = new LuaScript(`${LUA_STATE}\n${LUA_APPLY}\n${LUA_MODES}`);
+const script = new LuaScript(statsLuaSource());
 /** Events per script call: one call blocks Redis for a few milliseconds at most. */
 const EVENTS_PER_CALL = 2000;
 const SCAN_COUNT = 200;
@@ -63,7 +61,7 @@ export class RedisStatsStore implements StatsStore {
     this.clock = options.clock;
     this.prefix = options.prefix;
     this.delayMs = options.delayMs ?? 0;
-    this.lateMinutes = options.lateMinutes ?? 5;
+    this.lateMinutes = options.lateMinutes ?? LATE_MINUTES;
     this.pruneMarginMs = options.pruneMarginMs ?? 5_000;
   }
 

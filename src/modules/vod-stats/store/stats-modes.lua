@@ -1,17 +1,15 @@
-/**
- * Lua, part 3: the entry points. ARGV[1] is the key prefix, ARGV[2] the mode:
- *   record  now delay late batchKey receivedAt n force events... -> 1 counted, 0 seen before, -1 busy
- *   release now delay late                                    -> releases due delayed batches
- *   pruneBegin now delay late margin                          -> the prune reference time ('' busy)
- *   pruneAssets ref late owner members...                     -> {assets, buckets, sessions} removed
- *   pruneOwner ref owner                                      -> {ownerBuckets removed, owner removed}
- *   top now owner limit                                       -> {asset id, asset hash, ...} in rank order
- * Receipt times only move forward (P last), as in the embedded store; prune moves P last up to
- * its reference time, so no later batch is counted against state prune already judged dead.
- * While P rebuilding exists only the rebuild (force = '1') counts, and prune waits: the journal
- * replay must see receipt times in journal order.
- */
-export const LUA_MODES = String.raw`
+-- Lua, part 3: the entry points. ARGV[1] is the key prefix, ARGV[2] the mode:
+--   record  now delay late batchKey receivedAt n force events... -> 1 counted, 0 seen before, -1 busy
+--   release now delay late                                    -> releases due delayed batches
+--   pruneBegin now delay late margin                          -> the prune reference time ('' busy)
+--   pruneAssets ref late owner members...                     -> {assets, buckets, sessions} removed
+--   pruneOwner ref owner                                      -> {ownerBuckets removed, owner removed}
+--   top now owner limit                                       -> {asset id, asset hash, ...} in rank order
+-- Receipt times only move forward (P last), as in the embedded store; prune moves P last up to
+-- its reference time, so no later batch is counted against state prune already judged dead.
+-- While P rebuilding exists only the rebuild (force = '1') counts, and prune waits: the journal
+-- replay must see receipt times in journal order.
+
 local mode = ARGV[2]
 
 if mode == 'record' then
@@ -174,4 +172,3 @@ if mode == 'top' then
 end
 
 return redis.error_reply('unknown statistics script mode ' .. tostring(mode))
-`;

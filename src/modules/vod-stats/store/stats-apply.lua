@@ -1,10 +1,8 @@
-/**
- * Lua, part 2: counting one event, line for line the rules of MemoryStatsStore.apply (see
- * src/modules/vod-stats/memory-stats-store.ts), so both stores answer alike for the same batches.
- * An event arrives as 7 strings: type (r m a s e), owner, asset, session, ts, latency ('' none),
- * error code. Batches are applied in the order Redis runs the calls.
- */
-export const LUA_APPLY = String.raw`
+-- Lua, part 2: counting one event, line for line the rules of MemoryStatsStore.apply (see
+-- memory-stats-store.ts in this folder), so both stores answer alike for the same batches.
+-- An event arrives as 7 strings: type (r m a s e), owner, asset, session, ts, latency ('' none),
+-- error code. Batches are applied in the order Redis runs the calls.
+
 local function isOpen(A, minute, openFloor)
   return minute >= openFloor or (minute <= A.am and minute > A.am - WINDOW)
 end
@@ -120,4 +118,3 @@ local function release(now, delay)
   end
   if lastAt ~= nil then flush(lastAt) end
 end
-`;

@@ -1,29 +1,25 @@
-/**
- * Lua, part 1 of the statistics script: key names, codecs, and the per-call cache of assets and
- * workspaces that the event application reads and writes, flushed to Redis once at the end.
- *
- * Layout under the prefix P (owner o, asset a; `#o` is the owner's byte length, so no two
- * (owner, asset) pairs share a key):
- *   P a:#o:o:a  hash  st, lt (start / latest ts, -1 none), sq (creation order, P seq) and
- *                     <minute> -> packed minute bucket
- *   P s:#o:o:a  hash  session id -> packed dedupe marks "manifest,ad,start[,code,minute]..."
- *   P r:o       zset  every asset of o, score -new, member <16 digits MAX_SAFE - anchor ts><16 digits sq><id>:
- *                     ZRANGE order = most new sessions, most recent ts, older asset (the embedded order)
- *   P o:o       hash  <minute> -> packed workspace minute totals (the owner summary)
- *   P owners    set   workspaces with state; P last: latest receipt time; P pending: delayed batches
- * A packed bucket is "requests,manifest,ad,starts,mMin,mMax,mSum,mCount,aMin,aMax,aSum,aCount[,code,n]...".
- * Numbers are written with %.17g, so every double (latency sums) reads back bit for bit.
- */
-export const LUA_STATE = String.raw`
+-- Lua, part 1 of the statistics script: key names, codecs, and the per-call cache of assets and
+-- workspaces that the event application reads and writes, flushed to Redis once at the end.
+--
+-- Layout under the prefix P (owner o, asset a; `#o` is the owner's byte length, so no two
+-- (owner, asset) pairs share a key):
+--   P a:#o:o:a  hash  st, lt (start / latest ts, -1 none), sq (creation order, P seq) and
+--                     <minute> -> packed minute bucket
+--   P s:#o:o:a  hash  session id -> packed dedupe marks "manifest,ad,start[,code,minute]..."
+--   P r:o       zset  every asset of o, score -new, member <16 digits MAX_SAFE - anchor ts><16 digits sq><id>:
+--                     ZRANGE order = most new sessions, most recent ts, older asset (the embedded order)
+--   P o:o       hash  <minute> -> packed workspace minute totals (the owner summary)
+--   P owners    set   workspaces with state; P last: latest receipt time; P pending: delayed batches
+-- A packed bucket is "requests,manifest,ad,starts,mMin,mMax,mSum,mCount,aMin,aMax,aSum,aCount[,code,n]...".
+-- Numbers are written with %.17g, so every double (latency sums) reads back bit for bit.
+
+-- NONE, MINUTE, WINDOW, RETENTION, MAX_SAFE and LATE (the default; record, release and prune
+-- pass their own) are declared above this file by stats-lua.ts, from the TypeScript constants.
+
 local P = ARGV[1]
-local NONE = -1
-local MINUTE = 60000
-local WINDOW = 3
-local RETENTION = 86400000
-local MAX_SAFE = 9007199254740991
+-- Keys outlive their last use by this much (Redis-only: the TypeScript side never expires anything).
 local TTL_MARGIN = 3600000
 local OWNER_TTL = 3600000
-local LATE = 5
 
 -- Most numbers written are small counters and minutes: skip sprintf for whole numbers.
 local floor = math.floor
@@ -267,4 +263,3 @@ local function flush(at)
     end
   end
 end
-`;
