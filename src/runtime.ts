@@ -92,7 +92,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
-    ingest: (body, kind, auth) => vodStats.ingest.ingest(body, kind, auth),
+    ingest: vodStats.ingest,
   });
 
   const ownsStorage = overrides.storage === undefined;

@@ -13,7 +13,8 @@ import { SimulatedDrmProvider, type DrmProvider } from './drm-provider.js';
 import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
-import { IngestEventSink, type EventIngest, type PlaybackEventSink } from './playback-events.js';
+import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
+import { IngestEventSink, type PlaybackEventSink } from './playback-events.js';
 import { ReplayGuard } from './replay-guard.js';
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */

@@ -1,27 +1,15 @@
-import type { Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Cluster } from '../../platform/cluster/cluster.js';
 import type { ClusterLog, Membership } from '../../platform/cluster/membership.js';
-import type { Config } from '../../platform/config.js';
-import type { Storage } from '../../platform/db/database.js';
-import type { ErrorReportSink } from '../../platform/error-report-sink.js';
 import { ClusterIngestService } from './ingest/cluster-ingest.service.js';
 import { parseEventBatch } from './ingest/event-batch.js';
 import { JOURNAL_MARGIN_MS, StatsRebuild } from './ingest/stats-rebuild.js';
 import { PostgresEventJournal } from './journal/postgres-journal.js';
 import { RedisStatsStore } from './store/redis-stats-store.js';
 import { RETENTION_MS } from './stats-window.js';
+import { pipelineDeps, type VodStatsDeps } from './vod-stats.deps.js';
 import { registerClusterStatsMetrics } from './vod-stats.metrics.js';
-
-export interface ClusterStatsDeps {
-  config: Pick<Config, 'statsDelayMs'>;
-  clock: Clock;
-  storage: Pick<Storage, 'db'>;
-  /** Where accepted error events go; read at each submit, so it may be replaced later. */
-  errorReports: () => ErrorReportSink;
-  metrics: { registry: Registry };
-}
 
 export interface ClusterStats {
   ingest: ClusterIngestService;
@@ -89,18 +77,12 @@ async function countBatchesOf(parts: Pick<ClusterStatsParts, 'journal' | 'store'
 }
 
 /** Statistics in cluster mode: PostgreSQL journal, Redis store, and their part in the cluster. */
-export function createClusterStats(deps: ClusterStatsDeps, cluster: Cluster): ClusterStats {
+export function createClusterStats(deps: VodStatsDeps, cluster: Cluster): ClusterStats {
   const { config, clock, storage } = deps;
   const { redis, instanceId, log } = cluster;
   const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs });
   const journal = new PostgresEventJournal({ db: storage.db, clock, instanceId });
-  const ingest = new ClusterIngestService({
-    store,
-    journal,
-    clock,
-    errorReports: { submit: (report) => deps.errorReports().submit(report) },
-    onError: (message, err) => log.error({ err }, message),
-  });
+  const ingest = new ClusterIngestService({ store, journal, ...pipelineDeps(deps, log) });
   const rebuild = new StatsRebuild({ redis, store, journal, clock });
   joinStatsToCluster(cluster.membership, { ingest, store, journal, rebuild, clock, log });
   registerClusterStatsMetrics(deps.metrics.registry, ingest, store);

@@ -1,22 +1,11 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
-import type { Clock } from '../../platform/clock.js';
-import type { Config } from '../../platform/config.js';
-import type { ErrorReportSink } from '../../platform/error-report-sink.js';
 import { EventIngestService } from './ingest/event-ingest.service.js';
 import { FileEventJournal } from './journal/file-journal.js';
 import { MemoryStatsStore } from './store/memory-stats-store.js';
+import { pipelineDeps, type VodStatsDeps } from './vod-stats.deps.js';
 import { registerVodStatsMetrics } from './vod-stats.metrics.js';
-
-export interface EmbeddedStatsDeps {
-  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel'>;
-  clock: Clock;
-  /** Where accepted error events go; read at each submit, so it may be replaced later. */
-  errorReports: () => ErrorReportSink;
-  metrics: { registry: Registry };
-}
 
 export interface EmbeddedStats {
   ingest: EventIngestService;
@@ -29,18 +18,12 @@ export interface EmbeddedStats {
 const PRUNE_EVERY_MS = 60_000;
 
 /** Statistics in the embedded mode: the memory store and the file journal under `<data dir>/vod-stats`. */
-export function createEmbeddedStats(deps: EmbeddedStatsDeps): EmbeddedStats {
+export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
   const { config, clock } = deps;
   const log = pino({ name: 'vod-stats', level: config.logLevel });
   const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs });
   const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), warn: (message) => log.warn(message) });
-  const ingest = new EventIngestService({
-    store,
-    journal,
-    clock,
-    errorReports: { submit: (report) => deps.errorReports().submit(report) },
-    onError: (message, err) => log.error({ err }, message),
-  });
+  const ingest = new EventIngestService({ store, journal, ...pipelineDeps(deps, log) });
   registerVodStatsMetrics(deps.metrics.registry, ingest, store);
 
   let cancelPrune: (() => void) | undefined;

@@ -1,13 +1,14 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ClusterIngestService } from './ingest/cluster-ingest.service.js';
+import type { IngestTotals } from './ingest/event-ingest.js';
 import type { EventIngestService } from './ingest/event-ingest.service.js';
 import type { RedisStatsStore } from './store/redis-stats-store.js';
 import type { StatsStore } from './store/stats-store.js';
 
 /** Running ingest totals, as both ingest pipelines (embedded and cluster) keep them. */
 export interface IngestTotalsSource {
-  readonly totals: { batches: number; accepted: number; rejected: number };
+  readonly totals: Readonly<IngestTotals>;
 }
 
 /**

@@ -1,18 +1,12 @@
 import type { BackgroundWork } from '../../platform/background-work.js';
-import type { Cluster } from '../../platform/cluster/cluster.js';
-import type { EventIngestService } from './ingest/event-ingest.service.js';
+import type { EventIngest } from './ingest/event-ingest.js';
 import type { StatsRebuild } from './ingest/stats-rebuild.js';
 import type { StatsStore } from './store/stats-store.js';
 import { StatsAdminService } from './stats-admin.service.js';
-import { createClusterStats, type ClusterStatsDeps } from './vod-stats.cluster.js';
-import { createEmbeddedStats, type EmbeddedStatsDeps } from './vod-stats.embedded.js';
+import { createClusterStats } from './vod-stats.cluster.js';
+import type { VodStatsDeps } from './vod-stats.deps.js';
+import { createEmbeddedStats } from './vod-stats.embedded.js';
 import { VodStatsService } from './vod-stats.service.js';
-
-export type VodStatsDeps = EmbeddedStatsDeps &
-  ClusterStatsDeps & {
-    /** Cluster mode: statistics in Redis, the journal in PostgreSQL. Undefined: embedded (memory and files). */
-    cluster: Cluster | undefined;
-  };
 
 /**
  * Everything VOD statistics runs, over the backends of the deployment mode (embedded: memory
@@ -20,7 +14,7 @@ export type VodStatsDeps = EmbeddedStatsDeps &
  * vod-stats.cluster.ts): ingest, the queries, the admin rebuild, their background work.
  */
 export interface VodStats {
-  ingest: Pick<EventIngestService, 'ingest'>;
+  ingest: EventIngest;
   store: StatsStore;
   /** Rebuilding the shared statistics from the journal: cluster mode only. */
   rebuild: StatsRebuild | undefined;

@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { assertOwnWorkspace, authOf } from '../../platform/http/auth-hook.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
-import type { EventIngestService } from './ingest/event-ingest.service.js';
+import type { EventIngest } from './ingest/event-ingest.js';
 import { IngestResultSchema, MAX_EVENT_BATCH_BYTES, PlaybackEventInputSchema } from './events.schema.js';
 import {
   AllAssetsQuerySchema,
@@ -24,8 +24,8 @@ import type { StatsAdminService } from './stats-admin.service.js';
 import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
 
 export interface VodStatsRouteDeps {
-  /** The embedded pipeline, or cluster mode's (same `ingest`). */
-  vodStats: { ingest: Pick<EventIngestService, 'ingest'>; service: VodStatsService; admin: StatsAdminService };
+  /** The ingest of the mode's backends (embedded or cluster pipeline), the queries, the admin rebuild. */
+  vodStats: { ingest: EventIngest; service: VodStatsService; admin: StatsAdminService };
 }
 
 const tags = ['vod-stats'];

@@ -51,7 +51,7 @@ export function installTestEdge(runtime: Runtime, overrides: { adDecisions?: AdD
       storage: runtime.storage,
       box: runtime.box,
       signingKeys: (owner) => runtime.keyRing.get(owner),
-      ingest: (body, kind, auth) => runtime.vodStats.ingest.ingest(body, kind, auth),
+      ingest: runtime.vodStats.ingest,
     },
     { events: tee, stopwatch: stopwatch.read, ...(overrides.adDecisions ? { adDecisions: overrides.adDecisions } : {}) },
   );

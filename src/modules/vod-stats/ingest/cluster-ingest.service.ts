@@ -1,10 +1,9 @@
 import type { Clock } from '../../../platform/clock.js';
 import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
-import { parseEventBatch } from './event-batch.js';
 import type { EventBatchKind } from './event-batch.js';
+import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
-import { playbackErrorMeaning } from '../playback-error-codes.js';
 import type { PostgresEventJournal } from '../journal/postgres-journal.js';
 import type { RedisStatsStore } from '../store/redis-stats-store.js';
 
@@ -23,11 +22,6 @@ export interface ClusterIngestOptions {
   retryMs?: number;
 }
 
-export interface IngestAuth {
-  owner: string;
-  anyOwner: boolean;
-}
-
 interface JournaledBatch {
   seq: number;
   receivedAt: number;
@@ -40,14 +34,9 @@ interface JournaledBatch {
  * it is tried (retries, sweeps of a dead instance, a rebuild). If counting fails after the
  * commit the batch is still accepted: it is held and counted as soon as Redis answers.
  */
-export class ClusterIngestService {
-  private readonly store: CountingStore;
-  private readonly journal: PostgresEventJournal;
-  private readonly clock: Clock;
-  private readonly errorReports: ErrorReportSink;
-  private readonly onError: (message: string, error: unknown) => void;
-  private readonly maxUncounted: number;
-  private readonly retryMs: number;
+export class ClusterIngestService implements EventIngest {
+  private readonly o: Required<ClusterIngestOptions>;
+  private readonly intake: BatchIntake;
   /** Receipt times of batches between parse and counted. */
   private readonly open = new Map<object, number>();
   /** Journaled, not counted yet (by seq). */
@@ -55,34 +44,31 @@ export class ClusterIngestService {
   private cancelRetry: (() => void) | undefined;
   private retrying: Promise<void> | undefined;
   private closed = false;
-  /** Running totals, for metrics. */
-  readonly totals = { batches: 0, accepted: 0, rejected: 0 };
 
   constructor(options: ClusterIngestOptions) {
-    this.store = options.store;
-    this.journal = options.journal;
-    this.clock = options.clock;
-    this.errorReports = options.errorReports;
-    this.onError = options.onError ?? (() => undefined);
-    this.maxUncounted = options.maxUncounted ?? 2000;
-    this.retryMs = options.retryMs ?? 1000;
+    this.o = { ...options, onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
+    this.intake = new BatchIntake(options.clock, options.errorReports);
+  }
+
+  /** Running totals (this instance's), for metrics. */
+  get totals(): Readonly<IngestTotals> {
+    return this.intake.totals;
   }
 
   async ingest(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<IngestResult> {
     if (this.closed) throw new AppError('service_unavailable', 'The server is shutting down; retry on another instance');
-    if (this.uncounted.size >= this.maxUncounted) {
+    if (this.uncounted.size >= this.o.maxUncounted) {
       throw new AppError('service_unavailable', 'Statistics cannot be counted right now (Redis unreachable or rebuilding); retry shortly');
     }
-    const receivedAt = this.clock.now();
-    const { events, rejected } = parseEventBatch(body, kind, { authOwner: auth.owner, anyOwner: auth.anyOwner, now: receivedAt });
-    this.totals.rejected += rejected.length;
-    if (events.length === 0) return { accepted: 0, rejected };
+    const batch = this.intake.receive(body, kind, auth);
+    const { receivedAt, events } = batch;
+    if (events.length === 0) return { accepted: 0, rejected: batch.rejected };
     const token = {};
     this.open.set(token, receivedAt);
     try {
       let seq: number;
       try {
-        seq = await this.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body, events: events.length });
+        seq = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body, events: events.length });
       } catch (error) {
         throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
       }
@@ -90,17 +76,14 @@ export class ClusterIngestService {
     } finally {
       this.open.delete(token);
     }
-    this.totals.batches++;
-    this.totals.accepted += events.length;
-    reportErrors(this.errorReports, events);
-    return { accepted: events.length, rejected };
+    return this.intake.accept(batch);
   }
 
   private async countOrHold(batch: JournaledBatch): Promise<void> {
     try {
-      if ((await this.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) === 'counted') return;
+      if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) === 'counted') return;
     } catch (error) {
-      this.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
+      this.o.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
     }
     this.uncounted.set(batch.seq, batch);
     this.scheduleRetry();
@@ -108,13 +91,13 @@ export class ClusterIngestService {
 
   private scheduleRetry(): void {
     if (this.cancelRetry !== undefined || this.retrying !== undefined) return;
-    this.cancelRetry = this.clock.setTimer(() => {
+    this.cancelRetry = this.o.clock.setTimer(() => {
       this.cancelRetry = undefined;
       this.retrying = this.retryHeld().finally(() => {
         this.retrying = undefined;
         if (this.uncounted.size > 0 && !this.closed) this.scheduleRetry();
       });
-    }, this.retryMs);
+    }, this.o.retryMs);
   }
 
   /** Counts the held batches in journal order; stops at the first that still cannot be counted. */
@@ -122,7 +105,7 @@ export class ClusterIngestService {
     for (const seq of [...this.uncounted.keys()].sort((a, b) => a - b)) {
       const batch = this.uncounted.get(seq) as JournaledBatch;
       try {
-        if ((await this.store.count(batch.events, batch.receivedAt, { batchKey: String(seq) })) === 'busy') return;
+        if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(seq) })) === 'busy') return;
       } catch {
         return;
       }
@@ -135,7 +118,7 @@ export class ClusterIngestService {
    * counted: what another instance must count for it if it dies (see ClusterNode).
    */
   countedBefore(): number {
-    let before = this.clock.now();
+    let before = this.o.clock.now();
     for (const at of this.open.values()) before = Math.min(before, at);
     for (const batch of this.uncounted.values()) before = Math.min(before, batch.receivedAt);
     return before;
@@ -154,24 +137,6 @@ export class ClusterIngestService {
     while (this.open.size > 0) await new Promise((resolve) => setImmediate(resolve));
     await this.retrying;
     if (this.uncounted.size > 0) await this.retryHeld();
-    await this.journal.close();
+    await this.o.journal.close();
   }
 }
-
-/** Accepted error events go to Error Reporting (after the journal commit, like the embedded pipeline). */
-const reportErrors = (sink: ErrorReportSink, events: readonly PlaybackEvent[]): void => {
-  for (const e of events) {
-    if (e.type !== 'error') continue;
-    const errorCode = e.error_code ?? 999;
-    sink.submit({
-      owner: e.owner,
-      url: e.url ?? '',
-      ip: e.ip ?? '',
-      code: e.http_status ?? 400,
-      ua: e.ua ?? '',
-      msg: e.msg ?? playbackErrorMeaning[errorCode] ?? 'Unknown',
-      timestamp: Math.floor(e.ts / 1000),
-      errorCode,
-    });
-  }
-};

@@ -3,9 +3,9 @@ import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
 import { parseEventBatch } from './event-batch.js';
 import type { EventBatchKind } from './event-batch.js';
+import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
 import type { EventJournal, ReplayResult } from '../journal/journal.js';
-import { playbackErrorMeaning } from '../playback-error-codes.js';
 import type { StatsStore } from '../store/stats-store.js';
 
 /** A store the ingest pipeline can snapshot (the embedded one); a shared store needs none. */
@@ -29,25 +29,19 @@ export interface EventIngestOptions {
   onError?: (message: string, error: unknown) => void;
 }
 
-export interface IngestAuth {
-  owner: string;
-  /** Ingest keys submit events for any workspace. */
-  anyOwner: boolean;
-}
-
 const LINES_PER_SLICE = 2000;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * The ingest pipeline: parse → journal durably (group commit) → count, strictly in journal
- * order, so replaying the journal on start rebuilds exactly the same statistics. A batch is
- * answered only once it is durable and visible.
+ * The embedded ingest pipeline: parse → journal durably (group commit) → count, strictly in
+ * journal order, so replaying the journal on start rebuilds exactly the same statistics. A batch
+ * is answered only once it is durable and visible.
  */
-export class EventIngestService {
+export class EventIngestService implements EventIngest {
   private readonly store: SnapshottableStore;
   private readonly journal: EventJournal;
   private readonly clock: Clock;
-  private readonly errorReports: ErrorReportSink;
+  private readonly intake: BatchIntake;
   private readonly snapshotMinBytes: number;
   private readonly snapshotEveryMs: number;
   private readonly onError: (message: string, error: unknown) => void;
@@ -59,14 +53,12 @@ export class EventIngestService {
   private lastSnapshotAt: number;
   private lastSnapshotBytes = 0;
   private restored = false;
-  /** Running totals, for metrics. */
-  readonly totals = { batches: 0, accepted: 0, rejected: 0 };
 
   constructor(options: EventIngestOptions) {
     this.store = options.store;
     this.journal = options.journal;
     this.clock = options.clock;
-    this.errorReports = options.errorReports;
+    this.intake = new BatchIntake(options.clock, options.errorReports);
     this.snapshotMinBytes = options.snapshotMinBytes ?? 512 * 1024 * 1024;
     this.snapshotEveryMs = options.snapshotEveryMs ?? 10 * 60_000;
     this.onError = options.onError ?? (() => undefined);
@@ -88,16 +80,16 @@ export class EventIngestService {
     return result;
   }
 
+  /** Running totals, for metrics. */
+  get totals(): Readonly<IngestTotals> {
+    return this.intake.totals;
+  }
+
   async ingest(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<IngestResult> {
     if (!this.restored) throw new AppError('service_unavailable', 'Statistics are still being restored; retry shortly');
-    const receivedAt = this.clock.now();
-    const { events, rejected } = parseEventBatch(body, kind, {
-      authOwner: auth.owner,
-      anyOwner: auth.anyOwner,
-      now: receivedAt,
-    });
-    this.totals.rejected += rejected.length;
-    if (events.length === 0) return { accepted: 0, rejected };
+    const batch = this.intake.receive(body, kind, auth);
+    const { receivedAt, events } = batch;
+    if (events.length === 0) return { accepted: 0, rejected: batch.rejected };
     const seq = ++this.seq;
     const durable = this.journal.append({ seq, receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body });
     const counted = this.tail
@@ -112,29 +104,9 @@ export class EventIngestService {
     } catch (error) {
       throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
     }
-    this.totals.batches++;
-    this.totals.accepted += events.length;
-    this.reportErrors(events);
+    const result = this.intake.accept(batch);
     this.maybeSnapshot();
-    return { accepted: events.length, rejected };
-  }
-
-  private reportErrors(events: readonly PlaybackEvent[]): void {
-    for (const e of events) {
-      if (e.type !== 'error') continue;
-      const errorCode = e.error_code ?? 999;
-      this.errorReports.submit({
-        owner: e.owner,
-        url: e.url ?? '',
-        ip: e.ip ?? '',
-        // Playback error codes are request validation failures: 400 unless the edge said otherwise.
-        code: e.http_status ?? 400,
-        ua: e.ua ?? '',
-        msg: e.msg ?? playbackErrorMeaning[errorCode] ?? 'Unknown',
-        timestamp: Math.floor(e.ts / 1000),
-        errorCode,
-      });
-    }
+    return result;
   }
 
   private maybeSnapshot(): void {
