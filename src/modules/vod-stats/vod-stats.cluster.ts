@@ -5,6 +5,7 @@ import type { ClusterLog, Membership } from '../../platform/cluster/membership.j
 import { ClusterIngestService } from './ingest/cluster-ingest.service.js';
 import { parseEventBatch } from './ingest/event-batch.js';
 import { JOURNAL_MARGIN_MS, StatsRebuild } from './ingest/stats-rebuild.js';
+import type { ClusterJournal } from './journal/cluster-journal.js';
 import { PostgresEventJournal } from './journal/postgres-journal.js';
 import { RedisStatsStore } from './store/redis-stats-store.js';
 import { RETENTION_MS } from './stats-window.js';
@@ -28,7 +29,7 @@ const RETENTION_EVERY_MS = 600_000;
 export interface ClusterStatsParts {
   ingest: ClusterIngestService;
   store: RedisStatsStore;
-  journal: PostgresEventJournal;
+  journal: ClusterJournal;
   rebuild: StatsRebuild;
   clock: Clock;
   log: ClusterLog;
@@ -81,7 +82,7 @@ export function createClusterStats(deps: VodStatsDeps, cluster: Cluster): Cluste
   const { config, clock, storage } = deps;
   const { redis, instanceId, log } = cluster;
   const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs });
-  const journal = new PostgresEventJournal({ db: storage.db, clock, instanceId });
+  const journal = new PostgresEventJournal({ db: storage.db, instanceId });
   const ingest = new ClusterIngestService({ store, journal, ...pipelineDeps(deps, log) });
   const rebuild = new StatsRebuild({ redis, store, journal, clock });
   joinStatsToCluster(cluster.membership, { ingest, store, journal, rebuild, clock, log });

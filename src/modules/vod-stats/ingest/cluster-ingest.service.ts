@@ -4,7 +4,7 @@ import { AppError } from '../../../platform/errors.js';
 import type { EventBatchKind } from './event-batch.js';
 import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
-import type { PostgresEventJournal } from '../journal/postgres-journal.js';
+import type { ClusterJournal } from '../journal/cluster-journal.js';
 import type { RedisStatsStore } from '../store/redis-stats-store.js';
 
 /** What ingest needs from the statistics store (RedisStatsStore; a fake in tests). */
@@ -12,7 +12,7 @@ export type CountingStore = Pick<RedisStatsStore, 'count'>;
 
 export interface ClusterIngestOptions {
   store: CountingStore;
-  journal: PostgresEventJournal;
+  journal: ClusterJournal;
   clock: Clock;
   errorReports: ErrorReportSink;
   onError?: (message: string, error: unknown) => void;

@@ -44,7 +44,7 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const node = (name: string, wrap: (store: RedisStatsStore) => CountingStore = (x) => x) => {
       const client = redis.client();
       const store = new RedisStatsStore({ redis: client, clock, prefix: `${prefix}stats:` });
-      const journal = new PostgresEventJournal({ db: s.storage.db, clock, instanceId: `${prefix}${name}` });
+      const journal = new PostgresEventJournal({ db: s.storage.db, instanceId: `${prefix}${name}` });
       const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, errorReports: { submit: (r) => void reports.push(r) } });
       const rebuild = new StatsRebuild({ redis: client, store, journal, clock });
       const membership = new Membership({ redis: client, prefix: `${prefix}cluster:`, instanceId: `${prefix}${name}`, clock, log: silent });

@@ -5,7 +5,7 @@ import type { SharedStatsState } from '../../../platform/cluster/cluster-status.
 import { parseEventBatch } from './event-batch.js';
 import { RETENTION_MS } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
-import type { PostgresEventJournal } from '../journal/postgres-journal.js';
+import type { ClusterJournal } from '../journal/cluster-journal.js';
 import type { RedisStatsStore } from '../store/redis-stats-store.js';
 
 /**
@@ -17,7 +17,7 @@ export const JOURNAL_MARGIN_MS = 60 * 60_000;
 export interface StatsRebuildOptions {
   redis: Redis;
   store: RedisStatsStore;
-  journal: PostgresEventJournal;
+  journal: ClusterJournal;
   clock: Clock;
   /** The rebuild flag expires this long after its last renewal (a rebuilder that died). Default 30 s. */
   flagMs?: number;
@@ -43,7 +43,7 @@ const dropFlag = new LuaScript(`if redis.call('GET', ARGV[1]) == ARGV[2] then re
 export class StatsRebuild implements SharedStatsState {
   private readonly redis: Redis;
   private readonly store: RedisStatsStore;
-  private readonly journal: PostgresEventJournal;
+  private readonly journal: ClusterJournal;
   private readonly clock: Clock;
   private readonly flagMs: number;
   readonly flagKey: string;

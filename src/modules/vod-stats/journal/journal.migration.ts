@@ -2,8 +2,12 @@ import { PostgresAdapter, type Kysely, type Migration } from 'kysely';
 
 const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
-/** The ingest journal of cluster mode (created on both engines; only PostgreSQL deployments fill it). */
-export const clusterMigration: Migration = {
+/**
+ * The ingest journal of cluster mode (created on both engines; only PostgreSQL deployments fill
+ * it). Registered as '0600_cluster', the name it ran under when it lived in modules/cluster.
+ * It also created `vod_stats_snapshots`, which no code uses any more: dropSnapshotsMigration.
+ */
+export const journalMigration: Migration = {
   async up(db: Kysely<unknown>) {
     // A database-assigned order and a binary body: the spots where the engines differ.
     const table = db.schema.createTable('vod_stats_journal');
@@ -30,5 +34,23 @@ export const clusterMigration: Migration = {
   async down(db: Kysely<unknown>) {
     await db.schema.dropTable('vod_stats_snapshots').execute();
     await db.schema.dropTable('vod_stats_journal').execute();
+  },
+};
+
+/**
+ * Drops the snapshot table of a PostgreSQL journal for the embedded pipeline that was never used
+ * ('0601_vod_stats_drop_snapshots'; the migration that created it stays, as Kysely requires).
+ */
+export const dropSnapshotsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.dropTable('vod_stats_snapshots').ifExists().execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('vod_stats_snapshots')
+      .addColumn('seq', 'bigint', (c) => c.primaryKey())
+      .addColumn('lines', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
   },
 };

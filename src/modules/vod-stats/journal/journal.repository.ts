@@ -1,16 +1,10 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../../../platform/db/database.js';
-import type { JournalBatch } from './journal.js';
+import type { StoredBatch } from './cluster-journal.js';
 import type { VodStatsJournalTable } from './journal.tables.js';
 
 type JournalRow = Selectable<VodStatsJournalTable>;
 export type NewJournalRow = Insertable<VodStatsJournalTable>;
-
-/** A journaled batch with what the cluster needs beyond the EventJournal record. */
-export interface StoredBatch extends JournalBatch {
-  events: number;
-  instanceId: string;
-}
 
 const toBatch = (row: JournalRow): StoredBatch => ({
   seq: Number(row.seq),
@@ -62,18 +56,4 @@ export async function deleteBatchesBefore(db: Db, cutoff: number, limit: number)
   const doomed = db.selectFrom('vod_stats_journal').select('seq').where('received_at', '<', cutoff).orderBy('seq').limit(limit);
   const result = await db.deleteFrom('vod_stats_journal').where('seq', 'in', doomed).executeTakeFirst();
   return Number(result.numDeletedRows);
-}
-
-export async function latestSnapshot(db: Db): Promise<{ seq: number; lines: string } | undefined> {
-  const row = await db.selectFrom('vod_stats_snapshots').select(['seq', 'lines']).orderBy('seq', 'desc').limit(1).executeTakeFirst();
-  return row && { seq: Number(row.seq), lines: row.lines };
-}
-
-/** Stores a snapshot and drops the batches and older snapshots it covers, atomically. */
-export async function replaceSnapshot(db: Db, seq: number, lines: string, now: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('vod_stats_snapshots').values({ seq, lines, created_at: now }).execute();
-    await trx.deleteFrom('vod_stats_snapshots').where('seq', '<', seq).execute();
-    await trx.deleteFrom('vod_stats_journal').where('seq', '<=', seq).execute();
-  });
 }

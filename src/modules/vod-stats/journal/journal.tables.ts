@@ -5,7 +5,7 @@ import type { Generated } from 'kysely';
  * Redis statistics are rebuilt from). `body` is the request body exactly as received.
  */
 export interface VodStatsJournalTable {
-  /** Journal order; assigned by the database in cluster mode. */
+  /** Journal order, assigned by the database. */
   seq: Generated<number>;
   received_at: number;
   /** 'ndjson' | 'json'. */
@@ -20,14 +20,6 @@ export interface VodStatsJournalTable {
   body: Buffer;
 }
 
-/** A snapshot of the embedded store kept in the database (EventJournal.writeSnapshot). */
-export interface VodStatsSnapshotTable {
-  seq: number;
-  lines: string;
-  created_at: number;
-}
-
-export interface ClusterTables {
+export interface VodStatsJournalTables {
   vod_stats_journal: VodStatsJournalTable;
-  vod_stats_snapshots: VodStatsSnapshotTable;
 }

@@ -42,9 +42,9 @@ export interface JournalUsage {
 }
 
 /**
- * The durable log of accepted ingest batches, with snapshots so it never has to hold more
- * than the serving window. The embedded implementation is files in the data directory; cluster
- * mode can put the same interface on PostgreSQL.
+ * The durable log of accepted ingest batches of the embedded mode, with snapshots so it never
+ * has to hold more than the serving window: files in the data directory (FileEventJournal).
+ * Cluster mode's journal is another contract (ClusterJournal, cluster-journal.ts).
  */
 export interface EventJournal {
   /** Opens the journal and replays the latest snapshot and every batch after it, in order. Call once, first. */

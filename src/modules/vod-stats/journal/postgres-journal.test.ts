@@ -1,10 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testEngines, type TestStorage } from '../../../../test/helpers/engines.js';
-import { FakeClock } from '../../../platform/clock.js';
-import type { StoredBatch } from './journal.repository.js';
+import { sql } from 'kysely';
+import type { NewBatch, StoredBatch } from './cluster-journal.js';
 import { batchesOfInstance } from './journal.repository.js';
-import { PostgresEventJournal, type NewBatch } from './postgres-journal.js';
+import { PostgresEventJournal } from './postgres-journal.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0);
 
@@ -20,13 +20,12 @@ const newBatch = (n: number, body: Buffer = Buffer.from(`{"n":${n}}\n`)): NewBat
 for (const engine of await testEngines()) {
   describe(`ingest journal on ${engine.engine}`, { skip: engine.skip }, () => {
     let s: TestStorage;
-    const clock = new FakeClock(T0);
     before(async () => {
       s = await engine.open();
     });
     after(() => s.cleanup());
     const journalOf = (instanceId: string, options: { maxInFlight?: number } = {}) =>
-      new PostgresEventJournal({ db: s.storage.db, clock, instanceId, ...options });
+      new PostgresEventJournal({ db: s.storage.db, instanceId, ...options });
     const all = async () => {
       const seen: StoredBatch[] = [];
       await journalOf('reader').replayFrom(0, 0, (b) => void seen.push(b));
@@ -73,28 +72,9 @@ for (const engine of await testEngines()) {
       await journal.close();
     });
 
-    test('EventJournal contract: explicit seqs replay in order; a snapshot replaces what it covers', async () => {
-      // The embedded pipeline owns its database alone: start from an empty journal.
-      await s.storage.db.deleteFrom('vod_stats_journal').execute();
-      const journal = journalOf('pipeline');
-      const replayAll = async () => {
-        const seen: { snapshot?: [number, string[]]; batches: number[] } = { batches: [] };
-        const result = await journalOf('reader').replay({
-          snapshot: (seq, lines) => void (seen.snapshot = [seq, [...lines]]),
-          batch: (b) => void seen.batches.push(b.seq),
-        });
-        return { seen, result };
-      };
-      await Promise.all([1, 2, 3].map((seq) => journal.append({ ...newBatch(seq), seq })));
-      let { seen, result } = await replayAll();
-      assert.deepEqual(seen.batches, [1, 2, 3]);
-      assert.deepEqual(result, { snapshotSeq: 0, lastSeq: 3, batches: 3, truncatedBytes: 0 });
-      await journal.writeSnapshot(2, ['["head"]', '["end"]']);
-      await journal.append({ ...newBatch(4), seq: 4 });
-      ({ seen, result } = await replayAll());
-      assert.deepEqual(seen, { snapshot: [2, ['["head"]', '["end"]']], batches: [3, 4] });
-      assert.deepEqual(result, { snapshotSeq: 2, lastSeq: 4, batches: 2, truncatedBytes: 0 });
-      await journal.close();
+    test('the snapshot table of the unused embedded-on-database journal is dropped by a migration', async () => {
+      await assert.rejects(sql`select count(*) from vod_stats_snapshots`.execute(s.storage.db), /vod_stats_snapshots/);
+      await sql`select count(*) from vod_stats_journal`.execute(s.storage.db);
     });
   });
 }

@@ -1,12 +1,10 @@
-import type { Clock } from '../../../platform/clock.js';
 import type { Db } from '../../../platform/db/database.js';
-import type { EventJournal, JournalBatch, JournalUsage, ReplayResult, ReplaySink } from './journal.js';
-import type { NewJournalRow, StoredBatch } from './journal.repository.js';
-import { batchesAfter, batchesOfInstance, deleteBatchesBefore, insertBatches, latestSnapshot, replaceSnapshot } from './journal.repository.js';
+import type { ClusterJournal, NewBatch, StoredBatch } from './cluster-journal.js';
+import type { NewJournalRow } from './journal.repository.js';
+import { batchesAfter, batchesOfInstance, deleteBatchesBefore, insertBatches } from './journal.repository.js';
 
 export interface PostgresEventJournalOptions {
   db: Db;
-  clock: Clock;
   /** Names this process in the rows it writes, so a sweep finds the batches of a dead instance. */
   instanceId: string;
   /** Appends waiting while others are written go out together, up to this many rows (default 256)... */
@@ -16,9 +14,6 @@ export interface PostgresEventJournalOptions {
   /** INSERT statements in flight at once (default 4). */
   maxInFlight?: number;
 }
-
-/** A batch to journal; the database assigns its seq. */
-export type NewBatch = Omit<JournalBatch, 'seq'> & { events: number };
 
 interface PendingAppend {
   row: NewJournalRow;
@@ -33,12 +28,9 @@ const PAGE = 500;
  * The ingest journal in PostgreSQL (cluster mode): an append resolves once its batch is
  * committed, so the 202 means durable on the database every instance shares. Appends that
  * arrive while earlier ones are being written share one multi-row INSERT (group commit).
- * Implements the embedded EventJournal contract too (pipeline-assigned seqs, snapshots), but a
- * database is used in one way only: either `append` (one pipeline) or `appendNew` (a cluster).
  */
-export class PostgresEventJournal implements EventJournal {
+export class PostgresEventJournal implements ClusterJournal {
   private readonly db: Db;
-  private readonly clock: Clock;
   private readonly instanceId: string;
   private readonly maxGroupRows: number;
   private readonly maxGroupBytes: number;
@@ -47,32 +39,15 @@ export class PostgresEventJournal implements EventJournal {
   private inFlight = 0;
   private idle: (() => void)[] = [];
   private closed = false;
-  private bytesSinceSnapshot = 0;
-  private snapshotBytes = 0;
   /** Batches appended and INSERT statements run, for tests and metrics. */
   readonly counters = { appends: 0, inserts: 0 };
 
   constructor(options: PostgresEventJournalOptions) {
     this.db = options.db;
-    this.clock = options.clock;
     this.instanceId = options.instanceId;
     this.maxGroupRows = options.maxGroupRows ?? 256;
     this.maxGroupBytes = options.maxGroupBytes ?? 8 * 1024 * 1024;
     this.maxInFlight = options.maxInFlight ?? 4;
-  }
-
-  async replay(sink: ReplaySink): Promise<ReplayResult> {
-    const result: ReplayResult = { snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0 };
-    const snapshot = await latestSnapshot(this.db);
-    if (snapshot !== undefined) {
-      result.snapshotSeq = result.lastSeq = snapshot.seq;
-      this.snapshotBytes = Buffer.byteLength(snapshot.lines);
-      await sink.snapshot(snapshot.seq, snapshot.lines.split('\n'));
-    }
-    const replayed = await this.replayFrom(result.snapshotSeq, 0, (batch) => sink.batch(batch));
-    result.batches = replayed.batches;
-    result.lastSeq = Math.max(result.lastSeq, replayed.lastSeq);
-    return result;
   }
 
   /** Hands over every batch after `afterSeq` received at or after `since`, in journal order. */
@@ -95,24 +70,15 @@ export class PostgresEventJournal implements EventJournal {
     return batchesOfInstance(this.db, instanceId, since, afterSeq, limit);
   }
 
-  append(batch: JournalBatch): Promise<void> {
-    return this.enqueue(batch, batch.seq, 0).then(() => undefined);
-  }
-
   /** Journals a batch under a database-assigned seq; resolves with it once committed. */
   appendNew(batch: NewBatch): Promise<number> {
-    return this.enqueue(batch, undefined, batch.events);
-  }
-
-  private enqueue(batch: Omit<JournalBatch, 'seq'>, seq: number | undefined, events: number): Promise<number> {
     if (this.closed) return Promise.reject(new Error('vod-stats journal is closed'));
     const row: NewJournalRow = {
-      ...(seq === undefined ? {} : { seq }),
       received_at: batch.receivedAt,
       kind: batch.kind,
       auth_owner: batch.authOwner,
       any_owner: batch.anyOwner ? 1 : 0,
-      events,
+      events: batch.events,
       instance_id: this.instanceId,
       body: batch.body,
     };
@@ -134,7 +100,7 @@ export class PostgresEventJournal implements EventJournal {
       }
       const group = this.queue.splice(0, take);
       this.inFlight++;
-      void this.write(group, bytes).finally(() => {
+      void this.write(group).finally(() => {
         this.inFlight--;
         this.pump();
         if (this.inFlight === 0 && this.queue.length === 0) for (const done of this.idle.splice(0)) done();
@@ -142,23 +108,15 @@ export class PostgresEventJournal implements EventJournal {
     }
   }
 
-  private async write(group: PendingAppend[], bytes: number): Promise<void> {
+  private async write(group: PendingAppend[]): Promise<void> {
     try {
       const seqs = await insertBatches(this.db, group.map((p) => p.row));
       this.counters.inserts++;
       this.counters.appends += group.length;
-      this.bytesSinceSnapshot += bytes;
-      group.forEach((p, i) => p.resolve(p.row.seq ?? (seqs[i] as number)));
+      group.forEach((p, i) => p.resolve(seqs[i] as number));
     } catch (error) {
       for (const p of group) p.reject(error);
     }
-  }
-
-  async writeSnapshot(seq: number, lines: Iterable<string>): Promise<void> {
-    const text = [...lines].join('\n');
-    await replaceSnapshot(this.db, seq, text, this.clock.now());
-    this.snapshotBytes = Buffer.byteLength(text);
-    this.bytesSinceSnapshot = 0;
   }
 
   /** Deletes the batches received before `cutoff` (retention), a slice at a time; returns how many. */
@@ -169,10 +127,6 @@ export class PostgresEventJournal implements EventJournal {
       total += deleted;
       if (deleted < slice) return total;
     }
-  }
-
-  usage(): JournalUsage {
-    return { segments: 0, journalBytes: this.bytesSinceSnapshot, snapshotBytes: this.snapshotBytes, bytesSinceSnapshot: this.bytesSinceSnapshot };
   }
 
   /** Waits for the appends in flight, then refuses new ones. */
