@@ -115,7 +115,8 @@ export class ClusterIngestService implements EventIngest {
 
   /**
    * Every batch this instance journaled with a receipt time before the returned one has been
-   * counted: what another instance must count for it if it dies (see ClusterNode).
+   * counted. Reported in each heartbeat: a survivor counts the rest if this instance dies
+   * (vod-stats.cluster.ts).
    */
   countedBefore(): number {
     let before = this.o.clock.now();
