@@ -85,12 +85,18 @@ describe('managed slicer tasks across two instances on PostgreSQL', { skip: engi
       await eventually(() => a.provisioner.open().length === 1, 'node-a working on the task');
       // node-a dies: its clock stops, so it never renews the lease again (a kill -9 leaves the same).
       await b.runner.start();
+      // b's idle poll at each new time: the fake clock does not wait for a poll still running,
+      // so a timer armed after the advance would only fire at the next one.
+      const tick = (ms: number) => {
+        b.clock.advance(ms);
+        b.runner.notify();
+      };
       for (let t = 0; t < 29; t++) {
-        b.clock.advance(1_000);
+        tick(1_000);
         await eventually(async () => (await b.repository.findTask(W, task.id))?.leaseOwner === 'node-a', 'lease kept');
       }
       assert.equal(b.provisioner.calls.length, 0, 'a live lease is respected');
-      b.clock.advance(2_000);
+      tick(2_000);
       await eventually(() => b.provisioner.open().length === 1, 'node-b takes the task over');
       assert.equal(b.provisioner.open()[0]?.request.taskId, task.id, 'the same task, resumed');
       b.provisioner.open()[0]?.settle({ kind: 'succeeded', ingestUrl: 'rtmp://node-b/live' });
