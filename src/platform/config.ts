@@ -95,5 +95,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
   return converted as Config;
 }
 
+/**
+ * How Playline is deployed: one process with SQLite and files (`embedded`), or several
+ * instances sharing PostgreSQL and Redis (`cluster`). `loadConfig` accepts both URLs or
+ * neither, so Redis alone decides; the runtime computes this once and modules read it there.
+ */
+export type DeploymentMode = 'embedded' | 'cluster';
+
+export const deploymentModeOf = (config: Pick<Config, 'redisUrl'>): DeploymentMode => (config.redisUrl === undefined ? 'embedded' : 'cluster');
+
 export const listSetting = (value: string): string[] =>
   value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);

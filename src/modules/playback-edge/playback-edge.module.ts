@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
@@ -13,7 +14,8 @@ import { SimulatedDrmProvider, type DrmProvider } from './drm-provider.js';
 import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
-import { IngestEventSink, type EventIngest, type PlaybackEventSink } from './playback-events.js';
+import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
+import { IngestEventSink, type PlaybackEventSink } from './playback-events.js';
 import { RedisSingleUseGuard } from './redis-single-use-guard.js';
 import type { RefusalLimitSettings } from './refusal-limit.js';
 import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js';
@@ -62,8 +64,8 @@ export interface PlaybackEdge {
   outcomes: Map<string, number>;
   /** The per-address limit of refused playbacks, for the play routes. */
   refusalLimit: RefusalLimitSettings;
-  /** A `BackgroundWork`: on stop, hands the last events to ingest (stop it before statistics). */
-  work: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  /** On stop, hands the last events to ingest (stop it before statistics). */
+  work: BackgroundWork;
 }
 
 /** A claim is remembered until its URL expires, and never longer than a day. */

@@ -5,6 +5,12 @@ export const MINUTE_MS = 60_000;
 export const WINDOW_MINUTES = 3;
 /** Statistics are served for this long after an asset's anchor (its most recent start). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
+/**
+ * How late (minutes after it happened, by receipt time) an event may arrive and still anchor a
+ * window or open a bucket, unless a store is given another value. Later events count only inside
+ * their asset's current window.
+ */
+export const LATE_MINUTES = 5;
 
 /** The UTC minute (minutes since the epoch) holding `ms`. */
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
