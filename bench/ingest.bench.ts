@@ -4,7 +4,7 @@
  * >= 1,000,000 events/s and >= 50 % of JSON.parse).
  */
 import { signV4 } from '../src/platform/auth/v4-signature.js';
-import { parseEventBatch } from '../src/modules/vod-stats/event-batch.js';
+import { parseEventBatch } from '../src/modules/vod-stats/ingest/event-batch.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 

@@ -22,7 +22,8 @@ export const playbackEdgeBenchmark: Benchmark = {
     const baseline = await load({ url: `${bare.url}/bare` });
     await bare.stop();
 
-    const app = await startBenchServer(server, { BENCH_SERVER: 'app' });
+    // The refused variant measures a refusal's full cost (events, report): no refused-playback limit.
+    const app = await startBenchServer(server, { BENCH_SERVER: 'app', PLAYLINE_PLAYBACK_REFUSAL_LIMIT: '0' });
     const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
     if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
     const [owner, key] = [creds[1], creds[2]];

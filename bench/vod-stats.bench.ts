@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { systemClock } from '../src/platform/clock.js';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
-import { parseEventBatch } from '../src/modules/vod-stats/event-batch.js';
-import { MemoryStatsStore } from '../src/modules/vod-stats/memory-stats-store.js';
+import { parseEventBatch } from '../src/modules/vod-stats/ingest/event-batch.js';
+import { MemoryStatsStore } from '../src/modules/vod-stats/store/memory-stats-store.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 

@@ -18,7 +18,7 @@ import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
 import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
 import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
-import { clusterRoutes } from './modules/cluster/cluster.routes.js';
+import { clusterStatusRoutes } from './platform/cluster/cluster-status.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
@@ -66,12 +66,12 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
 
   // The whole API, one module at a time.
   await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });
-  await app.register(async (api) => clusterRoutes(api, runtime), { prefix: API_PREFIX });
+  await app.register(async (api) => clusterStatusRoutes(api, runtime), { prefix: API_PREFIX });
   await app.register(async (api) => errorReportingRoutes(api, { errorReporting: runtime.errorReporting.service }), { prefix: API_PREFIX });
   await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
   await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
   await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
-  await app.register(async (root) => playbackEdgeRoutes(root, runtime, API_PREFIX));
+  await app.register(async (root) => playbackEdgeRoutes(root, runtime.playbackEdge, API_PREFIX));
   await app.register(async (web) => dashboardRoutes(web));
 
   await app.ready();

@@ -1,6 +1,7 @@
+import type { BackgroundWork } from './platform/background-work.js';
 import type { Clock } from './platform/clock.js';
 import { systemClock } from './platform/clock.js';
-import type { Config } from './platform/config.js';
+import { deploymentModeOf, type Config, type DeploymentMode } from './platform/config.js';
 import { openStorage, type Storage } from './platform/db/database.js';
 import { randomIds, type IdGenerator } from './platform/ids.js';
 import { SecretBox, loadSecretKey } from './platform/secret-box.js';
@@ -13,18 +14,10 @@ import { createErrorReporting, type ErrorReporting } from './modules/error-repor
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
-import { createPlaybackEdge, type PlaybackEdge } from './modules/playback-edge/playback-edge.module.js';
-import { createCluster, createClusterStats, type Cluster } from './modules/cluster/cluster.module.js';
-import { callbackLinkOf } from './modules/cluster/callback-link.js';
-import { ClusterAdminService } from './modules/cluster/cluster-admin.service.js';
-
-/** Background work a module runs while the server is up (journals, dispatchers, task runners). */
-export interface BackgroundWork {
-  name: string;
-  start(): Promise<void>;
-  /** Finish or abandon cleanly; called in reverse start order on shutdown. */
-  stop(): Promise<void>;
-}
+import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
+import { createCluster, type Cluster } from './platform/cluster/cluster.js';
+import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
+import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -32,6 +25,8 @@ export interface BackgroundWork {
  */
 export interface Runtime {
   config: Config;
+  /** Embedded (SQLite + files) or cluster (PostgreSQL + Redis): decided here, once, from the config. */
+  mode: DeploymentMode;
   clock: Clock;
   ids: IdGenerator;
   storage: Storage;
@@ -48,14 +43,14 @@ export interface Runtime {
   managedSlicers: ManagedSlicers;
   /** Publishing targets, schedules, regions and clipping profiles. */
   syndication: SyndicationModule;
-  /** VOD statistics: durable event ingest (journal + in-memory store) and the statistics queries. */
+  /** VOD statistics: durable event ingest (journal + store of the mode's backends), the queries, the admin rebuild. */
   vodStats: VodStats;
   /** Playback edge: signed /play URLs, the playback catalogue; its events go through statistics ingest. */
-  playbackEdge: PlaybackEdge;
-  /** Cluster mode (PostgreSQL + Redis): shared Redis connections and the change feed; undefined when embedded. */
+  readonly playbackEdge: PlaybackEdge;
+  /** Cluster mode (PostgreSQL + Redis): shared Redis connections, the change feed, the membership; undefined when embedded. */
   cluster: Cluster | undefined;
-  /** Cluster membership and the statistics rebuild (admin API, CLI). */
-  clusterAdmin: ClusterAdminService;
+  /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
+  clusterStatus: ClusterStatusService;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -70,6 +65,8 @@ export interface RuntimeOverrides {
   processMetrics?: boolean;
   /** Replaces side effects of the publishing module (tests). */
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
+  /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
+  playbackEdge?: PlaybackEdgeOverrides;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -80,24 +77,26 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     overrides.storage ??
     (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
-  const cluster = config.redisUrl ? createCluster({ config, clock, storage }) : undefined;
+  const mode = deploymentModeOf(config);
+  const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, clock, ids, storage });
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
+  // Cluster mode: each live instance sends its share of every callback endpoint's rate.
+  cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to whatever sink the runtime holds when they arrive.
   const errorReports = () => runtime.errorReports;
-  // Cluster mode: PostgreSQL journal + Redis statistics, one callback rate share per live instance.
-  const clusterStats = cluster && createClusterStats(cluster, { metrics, errorReports, onMembers: (alive) => errorReporting.dispatcher.setRateShare(1 / alive) });
-  const vodStats = clusterStats ?? createVodStats({ config, clock, metrics, errorReports });
+  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
-    ingest: (body, kind, auth) => vodStats.ingest.ingest(body, kind, auth),
-  });
+    ingest: vodStats.ingest,
+    ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
+  }, overrides.playbackEdge);
 
   const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
@@ -105,6 +104,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   const runtime: Runtime = {
     config,
+    mode,
     clock,
     ids,
     storage,
@@ -120,7 +120,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     vodStats,
     playbackEdge,
     cluster,
-    clusterAdmin: new ClusterAdminService(cluster && clusterStats ? { cluster, stats: clusterStats } : undefined),
+    clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
     async start() {
       for (const work of background) {
         await work.start();
@@ -136,8 +136,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   // Modules, one block each: create services, add them to the runtime, queue background work.
 
-  // Cluster mode: Redis connections first (everything after may use them), closed last.
-  if (cluster) background.push(cluster.connection);
+  // Cluster mode: Redis connections first (everything after may use them), closed last; then
+  // the instance joins the registry (it leaves last, after statistics drained their held batches).
+  if (cluster) background.push(cluster.connection, cluster.membership.presence);
 
   // Error Reporting: accepted error events go to the callback dispatcher (submit never waits).
   runtime.errorReports = errorReporting.dispatcher;
@@ -147,8 +148,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   background.push(managedSlicers.work);
 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
-  // (cluster mode: join the cluster, rebuilding Redis from the journal if it holds no statistics).
+  // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).
   background.push(vodStats.work);
+
+  // Cluster mode: heartbeats, takeovers and chores once the modules run; stopped before them.
+  if (cluster) background.push(cluster.membership.housekeeping);
 
   // Playback edge: after statistics, so it stops first and hands over its last events.
   background.push(playbackEdge.work);

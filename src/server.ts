@@ -22,7 +22,7 @@ export interface ServerOptions {
  * with a command that calls the API, so a new user is signed in within a minute.
  */
 async function bootstrap(runtime: Runtime): Promise<{ owner: string; key: string } | null> {
-  if (runtime.config.databaseUrl) return null;
+  if (runtime.mode === 'cluster') return null;
   if ((await runtime.workspaces.countWorkspaces()) > 0) return null;
   const workspace = await runtime.workspaces.createWorkspace('Default workspace');
   const key = await runtime.workspaces.createKey(workspace.id, { label: 'bootstrap' });
@@ -62,7 +62,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     const url = `http://${host}:${port}`;
     const lines = created ? bootstrapBanner(url, created.owner, created.key, runtime.clock.now()) : [];
     // The listening line comes last: scripts may wait for it and then read the banner.
-    lines.push(`Playline listening on ${url} (storage: ${runtime.storage.engine}${runtime.storage.engine === 'sqlite' ? `, data dir ${config.dataDir}` : ''})`);
+    lines.push(`Playline listening on ${url} (storage: ${runtime.storage.engine}${runtime.mode === 'embedded' ? `, data dir ${config.dataDir}` : ''})`);
     print(lines.join('\n'));
     const running = app;
     return {

@@ -22,7 +22,7 @@ export function clusterCommand(): Command {
   const command = new Command('cluster').description('Cluster mode (PLAYLINE_DATABASE_URL and PLAYLINE_REDIS_URL): members and the statistics rebuild');
   command.addCommand(
     clusterCommandOf('status', 'The instances of the cluster and the state of the Redis statistics').action(async (opts: Record<string, unknown>) => {
-      const status = await withCluster(opts, (rt) => rt.clusterAdmin.status());
+      const status = await withCluster(opts, (rt) => rt.clusterStatus.status());
       if (opts.json === true) {
         printObject(status, true);
         return;
@@ -35,7 +35,7 @@ export function clusterCommand(): Command {
   command.addCommand(
     clusterCommandOf('rebuild-stats', 'Rebuild the Redis statistics from the PostgreSQL ingest journal (the last 24 hours); safe while instances run')
       .action(async (opts: Record<string, unknown>) => {
-        const result = await withCluster(opts, (rt) => rt.clusterAdmin.rebuildStats());
+        const result = await withCluster(opts, (rt) => rt.vodStats.admin.rebuildStats());
         printObject({ batches: result.batches, events: result.events, last_seq: result.last_seq }, opts.json === true);
       }),
   );

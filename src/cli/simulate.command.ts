@@ -139,6 +139,7 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
         sessions: report.sessions,
         sessions_per_s: Math.round((report.sessions / (report.elapsedMs / 1000)) * 10) / 10,
         failed_requests: report.failed,
+        throttled_requests: report.throttled,
         owners: prepared.credentials.map((c) => c.owner),
         totals: report.totals,
         by_owner: report.byOwner,
@@ -147,7 +148,7 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       } else {
-        process.stdout.write(`Simulated ${summary.duration_s}s: ${summary.sessions} sessions (${summary.sessions_per_s}/s) over ${summary.owners.length} owners, ${report.failed} requests failed\n`);
+        process.stdout.write(`Simulated ${summary.duration_s}s: ${summary.sessions} sessions (${summary.sessions_per_s}/s) over ${summary.owners.length} owners, ${report.failed} requests failed, ${report.throttled} refusals throttled (429)\n`);
         process.stdout.write(`  sent:    ${totalsText(report.totals)}\n`);
         if (server) process.stdout.write(`  server:  ${totalsText(server.totals)}  (owner-summary ${server.matches ? 'matches' : 'DIFFERS'})\n`);
       }

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { apiKeyView, workspaceView } from '../modules/workspaces/workspaces.view.js';
-import type { KeyKind } from '../modules/workspaces/workspaces.service.js';
+import type { KeyKind } from '../platform/auth/signing-key.js';
 import { printObject, printRows } from './output.js';
 import { addSettingOptions, storageKeys, withRuntime } from './storage-options.js';
 

@@ -50,11 +50,12 @@ export class ManagedSlicerApi {
     return this.core.request<ManagedSlicerTaskView>('GET', `${SLICERS}/tasks/${encodeURIComponent(id)}`);
   }
 
+  /** Without `limit`, every task (matching the filters) in one answer, newest first; with it, a page and the next cursor. */
   listTasks(query: TaskListQuery = {}): Promise<Paged<ManagedSlicerTaskCollectionView>> {
     return this.paged<ManagedSlicerTaskCollectionView>(`${SLICERS}/tasks`, { ...query });
   }
 
-  /** Every task matching the filters, newest first, following the cursors. */
+  /** Every task matching the filters, newest first, following the cursors page by page (`limit` sets the page size). */
   async *allTasks(query: Omit<TaskListQuery, 'cursor'> = {}): AsyncGenerator<ManagedSlicerTaskView> {
     let cursor: string | undefined;
     do {

@@ -33,6 +33,10 @@ export const ConfigSchema = Type.Object({
   slicerFailureRate: setting(Type.Number({ minimum: 0, maximum: 1, default: 0 }), 'PLAYLINE_SLICER_FAILURE_RATE', '--slicer-failure-rate', 'Share of simulated slicer tasks that fail (0 to 1)'),
   slicerLeaseMs: setting(Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }), 'PLAYLINE_SLICER_LEASE_MS', '--slicer-lease-ms', 'How long a slicer task stays claimed by an instance that stopped renewing it (cluster mode: takeover time after an instance dies)'),
   regions: setting(Type.String({ minLength: 1, default: 'us-west-2,us-east-1,eu-central-1,ap-southeast-2' }), 'PLAYLINE_REGIONS', '--regions', 'Comma-separated region names offered to publishing schedules and slicers'),
+  // playback-edge
+  playbackRefusalLimit: setting(Type.Integer({ minimum: 0, maximum: 1000000, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_LIMIT', '--playback-refusal-limit', 'Refused playbacks (4xx) counted and reported per client address and window; beyond, refusals answer 429 with no event and no Error Report, valid playbacks are still served (0 turns the limit off; cluster mode counts in Redis across instances)'),
+  playbackRefusalWindowS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_WINDOW_S', '--playback-refusal-window-s', 'Window of the refused-playback limit, in seconds (fixed, from the first refusal counted)'),
+  playbackSingleUseCapacity: setting(Type.Integer({ minimum: 1, maximum: 10000000, default: 100000 }), 'PLAYLINE_PLAYBACK_SINGLE_USE_CAPACITY', '--playback-single-use-capacity', 'Single-use values (pbs sessions; DRM URL signatures) remembered per workspace, each kind, in the embedded mode; when one workspace\'s share is full its own oldest is forgotten (cluster mode keeps them in Redis until the URL expires)'),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -90,6 +94,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
   }
   return converted as Config;
 }
+
+/**
+ * How Playline is deployed: one process with SQLite and files (`embedded`), or several
+ * instances sharing PostgreSQL and Redis (`cluster`). `loadConfig` accepts both URLs or
+ * neither, so Redis alone decides; the runtime computes this once and modules read it there.
+ */
+export type DeploymentMode = 'embedded' | 'cluster';
+
+export const deploymentModeOf = (config: Pick<Config, 'redisUrl'>): DeploymentMode => (config.redisUrl === undefined ? 'embedded' : 'cluster');
 
 export const listSetting = (value: string): string[] =>
   value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);

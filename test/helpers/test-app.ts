@@ -6,7 +6,8 @@ import type { App } from '../../src/platform/http/types.js';
 import { sequentialIds, type IdGenerator } from '../../src/platform/ids.js';
 import { createRuntime, type Runtime, type RuntimeOverrides } from '../../src/runtime.js';
 import type { FastifyServerOptions } from 'fastify';
-import type { CreatedApiKey, KeyKind, Workspace } from '../../src/modules/workspaces/workspaces.service.js';
+import type { KeyKind } from '../../src/platform/auth/signing-key.js';
+import type { CreatedApiKey, Workspace } from '../../src/modules/workspaces/workspaces.service.js';
 import { openSqliteForTest, type TestStorage } from './engines.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';

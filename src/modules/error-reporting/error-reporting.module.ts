@@ -1,3 +1,4 @@
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import { ConfigError } from '../../platform/config.js';
@@ -27,7 +28,7 @@ export interface ErrorReportingDeps {
   metrics: { registry: Registry };
 }
 
-/** Cluster mode's link between instances (src/modules/cluster/callback-link.ts): changes travel at once. */
+/** Cluster mode's link between instances (callback-link.ts): changes travel at once. */
 export interface CallbackClusterLink {
   /** Tells the other instances that `owner`'s callback settings changed (saved in the database). */
   settingsChanged(owner: string): void;
@@ -53,8 +54,8 @@ export interface ErrorReporting {
   dispatcher: CallbackDispatcher;
   client: CallbackClient;
   routeSync: CallbackRouteSync;
-  /** A `BackgroundWork`: loads the callbacks and follows their changes; stop closes connections. */
-  background: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  /** Loads the callbacks and follows their changes; stop closes connections. */
+  background: BackgroundWork;
 }
 
 const allowListOf = (value: string): CallbackAllowList => {

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import { pino } from 'pino';
 import type { Clock } from '../../platform/clock.js';
-import { listSetting, type Config } from '../../platform/config.js';
+import { listSetting, type Config, type DeploymentMode } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { BackgroundWork } from '../../runtime.js';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SimulatedSlicerProvisioner, type SlicerProvisioner } from './provisioner.js';
@@ -15,6 +15,7 @@ export interface ManagedSlicersDeps {
   clock: Clock;
   ids: IdGenerator;
   config: Config;
+  mode: DeploymentMode;
   /** Default: the simulated provisioner (PLAYLINE_SLICER_PROVISION_MS, PLAYLINE_SLICER_FAILURE_RATE). */
   provisioner?: SlicerProvisioner;
   log?: RunnerLog;
@@ -41,7 +42,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   // Embedded mode: one process per database, so on start it takes back every interrupted
   // task at once, and only its own enqueues create work (no idle polling). Cluster mode: tasks
   // of a dead instance are taken over when their lease expires; idle runners poll.
-  const embedded = storage.engine === 'sqlite';
+  const embedded = deps.mode === 'embedded';
   const runner = new SlicerTaskRunner({
     store: repository,
     provisioner,
@@ -57,7 +58,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     clock,
     ids,
     regions: listSetting(config.regions),
-    onTaskEnqueued: () => runner.notify(),
+    onTaskEnqueued: () => runner.claimNow(),
   });
   return {
     service,

@@ -174,6 +174,11 @@ function contract(open: () => Promise<{ store: Store; workspaces: (ids: string[]
     assert.equal(all.total, before + 3);
     assert.deepEqual(all.items.slice(0, 3).map((t) => t.operation), ['RESTART', 'CREATE', 'CREATE']);
     assert.ok(all.items.every((t, i, list) => i === 0 || (list[i - 1]?.seq ?? 0) > t.seq));
+    const unbounded = await store.listTasks(W, {}, undefined);
+    assert.deepEqual(unbounded.items.map((t) => t.id), all.items.map((t) => t.id), 'no limit: every task');
+    assert.equal(unbounded.total, all.total);
+    const afterFirst = await store.listTasks(W, {}, undefined, all.items[0]?.seq);
+    assert.deepEqual(afterFirst.items.map((t) => t.id), all.items.slice(1).map((t) => t.id));
     const page = await store.listTasks(W, { operation: 'CREATE', state: 'PENDING' }, 1);
     assert.equal(page.total, 2);
     assert.equal(page.items[0]?.id, b.task.id);

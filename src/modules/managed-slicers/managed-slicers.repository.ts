@@ -126,12 +126,13 @@ export class SlicerRepository implements SlicerStore, SlicerTaskStore {
     return row && toTask(row);
   }
 
-  async listTasks(workspaceId: string, filter: TaskFilter, limit: number, beforeSeq?: number): Promise<Page<TaskRecord>> {
+  async listTasks(workspaceId: string, filter: TaskFilter, limit: number | undefined, beforeSeq?: number): Promise<Page<TaskRecord>> {
     let matching = this.db.selectFrom('managed_slicer_tasks').where('workspace_id', '=', workspaceId);
     if (filter.state !== undefined) matching = matching.where('state', '=', filter.state);
     if (filter.operation !== undefined) matching = matching.where('operation', '=', filter.operation);
     if (filter.slicerId !== undefined) matching = matching.where('slicer_id', '=', filter.slicerId);
-    let page = matching.selectAll().orderBy('seq', 'desc').limit(limit);
+    let page = matching.selectAll().orderBy('seq', 'desc');
+    if (limit !== undefined) page = page.limit(limit);
     if (beforeSeq !== undefined) page = page.where('seq', '<', beforeSeq);
     const [rows, count] = await Promise.all([
       page.execute(),

@@ -61,6 +61,38 @@ describe('managed slicer routes', () => {
     assert.equal(gone.status, 404);
   });
 
+  test('restart answers as the published sample: @id of the restart resource, its task IN_PROGRESS once the runner has it (13.10)', async () => {
+    const api = t.client.managedSlicers;
+    const slicer = await api.create(slicerBody('restart me'));
+    assert.equal(slicer.task.state, 'IN_PROGRESS', 'a change the runner takes at once says so');
+    await runTasks();
+    // The published sample's request: GET, msg and sig in the query, Content-Type: application/json, no body.
+    const response = await t.client.core.send('GET', `${SLICERS}/restart/${slicer.id}`, { headers: { 'content-type': 'application/json' } });
+    assert.equal(response.status, 202);
+    const restarted = JSON.parse(response.body) as { '@id': string; '@type': string; task: { id: string; state: string; operation: string } };
+    assert.equal(restarted['@id'], `${SLICERS}/restart/${slicer.id}`);
+    assert.equal(restarted['@type'], 'ManagedSlicer');
+    assert.match(restarted.task.id, UUID);
+    assert.deepEqual(restarted.task, { id: restarted.task.id, state: 'IN_PROGRESS', operation: 'RESTART' });
+    assert.equal((await api.getTask(restarted.task.id)).state, 'IN_PROGRESS', 'the answer tells the stored truth');
+
+    // While that restart runs, the next change of the slicer waits its turn: PENDING.
+    const queued = await api.restart(slicer.id);
+    assert.deepEqual(queued.task, { id: queued.task.id, state: 'PENDING', operation: 'RESTART' });
+    await runTasks();
+    assert.equal((await api.getTask(queued.task.id)).state, 'COMPLETED');
+  });
+
+  test('the OpenAPI document describes the task list without parameters and the restart answer', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v4/openapi.json' })).json() as {
+      paths: Record<string, { get?: { description?: string; parameters?: { name: string; required: boolean; description?: string }[] } }>;
+    };
+    const list = doc.paths[TASKS]?.get;
+    assert.ok(list?.parameters?.every((p) => !p.required), 'every parameter optional');
+    assert.match(list?.parameters?.find((p) => p.name === 'limit')?.description ?? '', /Without it, every task/);
+    assert.match(doc.paths[`${SLICERS}/restart/{id}`]?.get?.description ?? '', /IN_PROGRESS when the task runner took it up at once/);
+  });
+
   test('validation: unknown fields, bad values and unknown regions are 400 with their paths', async () => {
     const send = (body: unknown) => t.client.core.send('POST', SLICERS, { body });
     const cases: [unknown, string][] = [
@@ -168,5 +200,33 @@ describe('the tasks list (task runner not started, so every task stays PENDING)'
 
     const single = await api.getTask(body.items[0]?.id as string);
     assert.deepEqual(single, body.items[0]);
+    const restarted = await api.restart(two.id);
+    assert.equal(restarted['@id'], `${SLICERS}/restart/${two.id}`);
+    assert.equal(restarted.task.state, 'PENDING', 'no runner has taken it');
+  });
+
+  test('without parameters the list holds every task, newest first, total_items the total (13.10)', async () => {
+    const api = q.client.managedSlicers;
+    for (let i = 0; i < 30; i++) {
+      const slicer = await api.create(slicerBody(`many ${i}`));
+      clock.advance(1000);
+      await api.restart(slicer.id);
+    }
+    const total = (await q.runtime.managedSlicers.service.listTasks(q.workspace.id, {})).total;
+    assert.ok(total > 60, 'more tasks than any page size');
+    // The published sample's request: GET with only the signature (msg, sig) in the query.
+    const response = await q.app.inject({ method: 'GET', url: q.client.core.signedPath(TASKS), headers: { accept: '*/*', 'user-agent': 'python-requests/2.32.3' } });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.headers.link, undefined, 'no next page');
+    const body = JSON.parse(response.body) as { '@id': string; items: { timestamp: number; operation: string }[]; total_items: number };
+    assert.equal(body['@id'], TASKS);
+    assert.equal(body.total_items, total);
+    assert.equal(body.items.length, total);
+    assert.ok(body.items.every((t, i, list) => i === 0 || (list[i - 1]?.timestamp ?? 0) >= t.timestamp), 'newest first');
+    assert.equal(body.items[0]?.operation, 'RESTART');
+    const paged = await api.listTasks({ limit: 10 });
+    assert.equal(paged.page.items.length, 10);
+    assert.equal(paged.page.total_items, total);
+    assert.ok(paged.nextCursor);
   });
 });

@@ -16,7 +16,7 @@ import {
   TaskParams,
 } from './managed-slicers.schema.js';
 import type { ManagedSlicerService } from './managed-slicers.service.js';
-import { SLICERS_PATH, TASKS_PATH, slicerCollectionView, slicerView, taskCollectionView, taskView } from './managed-slicers.view.js';
+import { SLICERS_PATH, TASKS_PATH, restartView, slicerCollectionView, slicerView, taskCollectionView, taskView } from './managed-slicers.view.js';
 
 export interface ManagedSlicerRouteDeps {
   managedSlicers: ManagedSlicerService;
@@ -85,7 +85,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
 
   api.get('/managed-slicer/slicers/tasks', {
     schema: {
-      tags, summary: 'List slicer tasks, newest first, optionally by state, operation or slicer (next page in the Link header)',
+      tags, summary: 'List slicer tasks, newest first: every task without parameters; optionally filtered, or paged with limit (next page in the Link header)',
       querystring: TaskListQuery, response: { 200: ManagedSlicerTaskCollection, ...problemResponses(400, 401) },
     },
   }, async (request, reply) => {
@@ -102,11 +102,14 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   api.get('/managed-slicer/slicers/restart/:id', {
     schema: {
       tags, summary: 'Restart a managed slicer (carried out by a RESTART task)', params: SlicerParams,
+      description:
+        'Answers at once with the slicer, `@id` being this restart resource, and its RESTART task: IN_PROGRESS when the ' +
+        'task runner took it up at once, PENDING while an earlier task of the slicer runs or every runner slot is busy.',
       response: { 202: ManagedSlicerSchema, ...problemResponses(401, 404, 409) },
     },
   }, async (request, reply) => {
     void reply.code(202);
-    return slicerView(await slicers.restart(authOf(request).owner, request.params.id));
+    return restartView(await slicers.restart(authOf(request).owner, request.params.id));
   });
 
   api.get('/managed-slicer/slicers/:id', {

@@ -76,12 +76,12 @@ export type SlicerUpdateBody = Static<typeof SlicerUpdateBody>;
 export const SlicerParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Slicer ID' }) });
 export const TaskParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Task ID (UUID)' }) });
 
-const pageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100 (default 50)' })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page' })),
-};
+const cursorQuery = Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page (from the Link header)' }));
 
-export const SlicerListQuery = Type.Object(pageQuery);
+export const SlicerListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100 (default 50)' })),
+  cursor: cursorQuery,
+});
 export type SlicerListQuery = Static<typeof SlicerListQuery>;
 
 export const TaskListQuery = Type.Object(
@@ -89,8 +89,12 @@ export const TaskListQuery = Type.Object(
     state: Type.Optional(TaskStateSchema),
     operation: Type.Optional(TaskOperationSchema),
     slicer_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    ...pageQuery,
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100. Without it, every task (after the cursor, if given) in one answer' }),
+    ),
+    cursor: cursorQuery,
   },
+  { description: 'All optional: the spec gives the list no parameters, and without any it returns every task, newest first' },
 );
 export type TaskListQuery = Static<typeof TaskListQuery>;
 
@@ -145,7 +149,7 @@ const collection = <T extends typeof ManagedSlicerSchema | typeof ManagedSlicerT
     '@id': Type.String({ description: 'The path that was called' }),
     '@type': Type.Literal('Collection'),
     items: Type.Array(item),
-    total_items: Type.Integer({ description: 'Number of items matching the filters, over all pages' }),
+    total_items: Type.Integer({ description: 'Number of items matching the filters, over all pages (without filters: the total)' }),
   });
 
 export const ManagedSlicerCollection = collection(ManagedSlicerSchema);

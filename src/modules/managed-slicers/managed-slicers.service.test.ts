@@ -4,7 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError } from '../../platform/errors.js';
 import { ManagedSlicerSchema, ManagedSlicerTaskCollection, SlicerCreateBody, SlicerUpdateBody } from './managed-slicers.schema.js';
 import { slicerView, taskCollectionView, taskView } from './managed-slicers.view.js';
-import { ManualProvisioner, slicerBody, slicerWorld } from './slicer-fixtures.test-support.js';
+import { ManualProvisioner, slicerBody, slicerWorld, until } from './slicer-fixtures.test-support.js';
 
 const W = 'ws-1';
 const OTHER = 'ws-2';
@@ -25,6 +25,25 @@ test('create answers at once with the slicer and its PENDING CREATE task', async
   assert.equal(view.task.operation, 'CREATE');
   assert.equal(view.task.state, 'PENDING');
   assert.equal(created.task.createdAt, clock.now());
+});
+
+test('a change answers with its task IN_PROGRESS when the runner takes it at once, else PENDING', async () => {
+  const provisioner = new ManualProvisioner();
+  const { service, runner } = slicerWorld({ provisioner, concurrency: 1 });
+  await runner.start();
+  const first = await service.create(W, slicerBody('first'));
+  assert.equal(first.task.state, 'IN_PROGRESS');
+  const second = await service.create(W, slicerBody('second'));
+  assert.equal(second.task.state, 'PENDING', 'the only runner slot is busy');
+  const restart = await service.restart(W, first.slicer.id);
+  assert.equal(restart.task.state, 'PENDING', 'an earlier task of the slicer still runs');
+  provisioner.open()[0]?.settle({ kind: 'succeeded', ingestUrl: 'rtmp://ok/live' });
+  await until(() => provisioner.open().length === 1, 'the next task claimed');
+  assert.equal((await service.getTask(W, second.task.id)).state, 'IN_PROGRESS');
+  for (const call of provisioner.open()) call.settle({ kind: 'succeeded', ingestUrl: 'rtmp://ok/live' });
+  await until(() => provisioner.open().length === 1, 'the restart claimed');
+  assert.equal((await service.getTask(W, restart.task.id)).state, 'IN_PROGRESS');
+  await runner.stop();
 });
 
 test('the body schemas hold the documented rules', () => {
@@ -120,8 +139,31 @@ test('tasks list newest first, filter by state, operation and slicer, and page w
   const rest = await service.listTasks(W, { slicerId: one.slicer.id, limit: 5, cursor: filteredPage.nextCursor });
   assert.deepEqual(rest.items.map((t) => t.operation), ['UPDATE', 'CREATE']);
 
+  const afterCursor = await service.listTasks(W, { cursor: filteredPage.nextCursor });
+  assert.deepEqual(afterCursor.items.map((t) => t.id), all.items.slice(1).map((t) => t.id), 'a cursor without limit: everything after it');
+  assert.equal(afterCursor.nextCursor, undefined);
+
   await rejects(service.listTasks(W, { cursor: 'not-a-cursor' }), 'validation_failed');
   await rejects(service.listTasks(W, { cursor: Buffer.from('["x"]').toString('base64url') }), 'validation_failed');
+});
+
+test('without a limit the tasks list returns every task, however many (13.10)', async () => {
+  const { service, clock } = world();
+  const ids: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const { slicer, task } = await service.create(W, slicerBody(`s${i}`));
+    clock.advance(1000);
+    const restart = await service.restart(W, slicer.id);
+    ids.push(task.id, restart.task.id);
+  }
+  const all = await service.listTasks(W, {});
+  assert.equal(all.items.length, 80);
+  assert.equal(all.total, 80);
+  assert.equal(all.nextCursor, undefined);
+  assert.deepEqual(all.items.map((t) => t.id), ids.reverse(), 'newest first');
+  const page = await service.listTasks(W, { limit: 50 });
+  assert.equal(page.items.length, 50);
+  assert.ok(page.nextCursor, 'with a limit, still paged');
 });
 
 test('the task list view has exactly the spec shape', async () => {

@@ -10,8 +10,11 @@ export interface ManagedSlicerServiceDeps {
   ids: IdGenerator;
   /** Regions a slicer may run in (PLAYLINE_REGIONS). */
   regions: readonly string[];
-  /** Called after a task was enqueued, to wake the task runner. */
-  onTaskEnqueued?: () => void;
+  /**
+   * Called after a task was enqueued, to wake the task runner; the answer waits for it, so it
+   * can show the task IN_PROGRESS when the runner took it at once.
+   */
+  onTaskEnqueued?: () => void | Promise<void>;
 }
 
 export interface PageRequest {
@@ -48,8 +51,7 @@ export class ManagedSlicerService {
       { id: this.deps.ids.hex(), workspaceId, config: body, createdAt: now },
       { id: this.deps.ids.uuid(), operation: 'CREATE', createdAt: now },
     );
-    this.deps.onTaskEnqueued?.();
-    return created;
+    return this.afterEnqueue(workspaceId, created);
   }
 
   async update(workspaceId: string, slicerId: string, patch: SlicerUpdateBody): Promise<SlicerWithTask> {
@@ -90,11 +92,17 @@ export class ManagedSlicerService {
     return task;
   }
 
+  /**
+   * Tasks of the workspace, newest first. Without `limit` every task (after the cursor, if one
+   * is given) in one answer: the spec gives the list no parameters and published clients read
+   * one page. With `limit`, a page and the cursor of the next one.
+   */
   async listTasks(workspaceId: string, query: TaskQuery): Promise<PageResult<TaskRecord>> {
-    const limit = query.limit ?? DEFAULT_LIMIT;
+    const { limit } = query;
     const beforeSeq = query.cursor === undefined ? undefined : decodeTaskCursor(query.cursor);
     const filter = { state: query.state, operation: query.operation, slicerId: query.slicerId };
-    const { items, total } = await this.deps.store.listTasks(workspaceId, filter, limit + 1, beforeSeq);
+    const { items, total } = await this.deps.store.listTasks(workspaceId, filter, limit === undefined ? undefined : limit + 1, beforeSeq);
+    if (limit === undefined) return { items, total, nextCursor: undefined };
     const shown = items.slice(0, limit);
     const last = shown.at(-1);
     return { items: shown, total, nextCursor: items.length > limit && last ? encodeCursor([last.seq]) : undefined };
@@ -116,8 +124,18 @@ export class ManagedSlicerService {
     if (outcome.kind === 'deletion_pending') {
       throw new AppError('slicer_deletion_pending', `Slicer ${slicerId} is being deleted; it takes no further ${operation}`);
     }
-    this.deps.onTaskEnqueued?.();
-    return { slicer: outcome.slicer, task: outcome.task };
+    return this.afterEnqueue(workspaceId, { slicer: outcome.slicer, task: outcome.task });
+  }
+
+  /** Wakes the runner, then answers with the slicer and task as they are now (the runner may have taken the task). */
+  private async afterEnqueue(workspaceId: string, enqueued: SlicerWithTask): Promise<SlicerWithTask> {
+    if (!this.deps.onTaskEnqueued) return enqueued;
+    await this.deps.onTaskEnqueued();
+    const now = await this.deps.store.findSlicer(workspaceId, enqueued.slicer.id);
+    if (now && now.task.id === enqueued.task.id) return now;
+    // A later change was enqueued meanwhile, or the slicer is gone (its DELETE completed).
+    const task = await this.deps.store.findTask(workspaceId, enqueued.task.id);
+    return { slicer: enqueued.slicer, task: task ?? enqueued.task };
   }
 
   private checkRegion(region: string): void {

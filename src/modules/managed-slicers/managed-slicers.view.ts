@@ -36,6 +36,12 @@ export const slicerView = ({ slicer, task }: SlicerWithTask): ManagedSlicerView 
   task: { id: task.id, state: task.state, operation: task.operation },
 });
 
+/** The restart answer, as the published sample shows it: `@id` is the restart resource that was called. */
+export const restartView = (restarted: SlicerWithTask): ManagedSlicerView => ({
+  ...slicerView(restarted),
+  '@id': `${SLICERS_PATH}/restart/${restarted.slicer.id}`,
+});
+
 export const taskCollectionView = (selfPath: string, tasks: TaskRecord[], total: number): ManagedSlicerTaskCollectionView => ({
   '@id': selfPath,
   '@type': 'Collection',

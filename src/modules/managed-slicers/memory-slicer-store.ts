@@ -72,7 +72,7 @@ export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore {
     return task && structuredClone(task);
   }
 
-  async listTasks(workspaceId: string, filter: TaskFilter, limit: number, beforeSeq?: number): Promise<Page<TaskRecord>> {
+  async listTasks(workspaceId: string, filter: TaskFilter, limit: number | undefined, beforeSeq?: number): Promise<Page<TaskRecord>> {
     const matching = this.tasks
       .filter(
         (t) =>
@@ -82,7 +82,7 @@ export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore {
           (filter.slicerId === undefined || t.slicerId === filter.slicerId),
       )
       .sort((a, b) => b.seq - a.seq);
-    const page = matching.filter((t) => beforeSeq === undefined || t.seq < beforeSeq).slice(0, limit);
+    const page = matching.filter((t) => beforeSeq === undefined || t.seq < beforeSeq).slice(0, limit ?? matching.length);
     return { items: structuredClone(page), total: matching.length };
   }
 

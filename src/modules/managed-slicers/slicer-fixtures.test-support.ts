@@ -80,6 +80,6 @@ export function slicerWorld(options: Partial<TaskRunnerOptions> & { provisioner:
     pollMs: 1_000,
     ...options,
   });
-  const service = new ManagedSlicerService({ store, clock, ids: sequentialIds(), regions, onTaskEnqueued: () => runner.notify() });
+  const service = new ManagedSlicerService({ store, clock, ids: sequentialIds(), regions, onTaskEnqueued: () => runner.claimNow() });
   return { clock, store, runner, service };
 }

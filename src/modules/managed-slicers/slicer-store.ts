@@ -139,6 +139,6 @@ export interface SlicerStore {
   /** Newest first. */
   listSlicers(workspaceId: string, limit: number, after?: SlicerCursor): Promise<Page<SlicerWithTask>>;
   findTask(workspaceId: string, taskId: string): Promise<TaskRecord | undefined>;
-  /** Newest first; `beforeSeq` starts the page after that task. */
-  listTasks(workspaceId: string, filter: TaskFilter, limit: number, beforeSeq?: number): Promise<Page<TaskRecord>>;
+  /** Newest first; at most `limit` (every match when undefined); `beforeSeq` starts after that task. */
+  listTasks(workspaceId: string, filter: TaskFilter, limit: number | undefined, beforeSeq?: number): Promise<Page<TaskRecord>>;
 }

@@ -94,6 +94,16 @@ export class SlicerTaskRunner {
     });
   }
 
+  /**
+   * Looks for work now and resolves once this look is over: a task enqueued before the call
+   * is then IN_PROGRESS if this runner could take it (a free slot, no older task of its
+   * slicer unfinished), else still PENDING. Lets a change answer with the task's true state.
+   */
+  async claimNow(): Promise<void> {
+    this.notify();
+    await this.pumping;
+  }
+
   /** Tasks being carried out by this instance right now. */
   runningTaskIds(): string[] {
     return [...this.running.keys()];

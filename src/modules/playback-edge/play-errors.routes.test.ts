@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { playbackErrorMeaning } from '../vod-stats/playback-error-codes.js';
 import { signPlaybackUrl } from './playback-token.js';
-import { basePairs, driveClock, installTestEdge, urlWith, type TestEdge } from './testing/edge-test-kit.js';
+import { basePairs, driveClock, testEdge, urlWith, type TestEdge } from './testing/edge-test-kit.js';
 
 type Pairs = Array<[string, string]>;
 
@@ -122,8 +122,8 @@ describe('playback edge: every playback error code has a trigger', () => {
   let t: TestApp;
   let edge: TestEdge;
   before(async () => {
-    t = await createTestApp();
-    edge = installTestEdge(t.runtime);
+    edge = testEdge();
+    t = await createTestApp({ overrides: { playbackEdge: edge.overrides } });
   });
   after(() => t.close());
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
 import { assetDurationS } from './hls-playlist.js';
-import { installTestEdge, type TestEdge } from './testing/edge-test-kit.js';
+import { testEdge, type TestEdge } from './testing/edge-test-kit.js';
 
 const playlistLines = (body: string) => body.trim().split('\n');
 
@@ -11,8 +11,8 @@ describe('playback edge: valid playbacks', () => {
   let t: TestApp;
   let edge: TestEdge;
   before(async () => {
-    t = await createTestApp();
-    edge = installTestEdge(t.runtime, { stepMs: 0.75 });
+    edge = testEdge({ stepMs: 0.75 });
+    t = await createTestApp({ overrides: { playbackEdge: edge.overrides } });
   });
   after(() => t.close());
 

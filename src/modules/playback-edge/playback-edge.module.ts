@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
@@ -12,12 +14,15 @@ import { SimulatedDrmProvider, type DrmProvider } from './drm-provider.js';
 import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
-import { IngestEventSink, type EventIngest, type PlaybackEventSink } from './playback-events.js';
-import { ReplayGuard } from './replay-guard.js';
+import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
+import { IngestEventSink, type PlaybackEventSink } from './playback-events.js';
+import { RedisSingleUseGuard } from './redis-single-use-guard.js';
+import type { RefusalLimitSettings } from './refusal-limit.js';
+import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js';
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'logLevel'>;
+  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS'>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
@@ -27,19 +32,22 @@ export interface PlaybackEdgeDeps {
   /** The statistics ingest (the one behind POST /monitoring/events): playback events go there. */
   ingest: EventIngest;
   metrics?: { registry: Registry };
+  /** Cluster mode: the deployment's Redis and key prefix; single-use claims live there, shared by every instance. */
+  cluster?: { redis: Redis; prefix: string };
 }
 
 /** Ports with side effects, replaced by fakes in tests. */
 export interface PlaybackEdgeOverrides {
-  /** Where events go instead of the ingest (tests keep them in memory). */
-  events?: PlaybackEventSink;
+  /**
+   * Wraps or replaces the sink events go to; given the one that hands them to statistics
+   * ingest (tests record events on their way, or keep them in memory only).
+   */
+  events?: (toIngest: PlaybackEventSink) => PlaybackEventSink;
   adDecisions?: AdDecisionServer;
   drm?: DrmProvider;
   /** Monotonic milliseconds for latencies; default performance.now. */
   stopwatch?: () => number;
   newSecret?: () => string;
-  /** Single-use values remembered per guard (pbs, DRM signatures). Default 200,000 each. */
-  replayCapacity?: number;
 }
 
 export interface PlaybackEdge {
@@ -48,52 +56,73 @@ export interface PlaybackEdge {
   directory: StoredPlaybackDirectory;
   drm: DrmProvider;
   events: PlaybackEventSink;
-  sessions: ReplayGuard;
-  drmSignatures: ReplayGuard;
-  /** Playbacks answered: `ok` and each playback error code. */
+  /** `pbs` values already used (127), per workspace. */
+  sessions: SingleUseGuard;
+  /** Signatures of DRM-protected URLs already used (112), per workspace. */
+  drmSignatures: SingleUseGuard;
+  /** Playbacks answered: `ok`, each playback error code, `throttled`. */
   outcomes: Map<string, number>;
-  /** A `BackgroundWork`: on stop, hands the last events to ingest (stop it before statistics). */
-  work: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  /** The per-address limit of refused playbacks, for the play routes. */
+  refusalLimit: RefusalLimitSettings;
+  /** On stop, hands the last events to ingest (stop it before statistics). */
+  work: BackgroundWork;
 }
 
 /** A claim is remembered until its URL expires, and never longer than a day. */
 const MAX_CLAIM_MS = 24 * 3600 * 1000;
 
-const registerMetrics = (registry: Registry, edge: Pick<PlaybackEdge, 'outcomes' | 'sessions' | 'drmSignatures'>): void => {
+type MemoryGuards = { pbs: MemorySingleUseGuard; drm_signature: MemorySingleUseGuard };
+
+const registerMetrics = (registry: Registry, outcomes: PlaybackEdge['outcomes'], memoryGuards: MemoryGuards | undefined): void => {
   if (registry.getSingleMetric('playline_playback_edge_playbacks_total')) return;
   const reported = new Map<string, number>();
   new Counter({
     name: 'playline_playback_edge_playbacks_total',
-    help: 'Playback manifest requests answered by the edge, by result (ok or the playback error code)',
+    help: 'Playback manifest requests answered by the edge, by result (ok, the playback error code, or throttled: a refusal past the per-address limit)',
     labelNames: ['result'] as const,
     registers: [registry],
     collect() {
-      for (const [result, total] of edge.outcomes) {
+      for (const [result, total] of outcomes) {
         this.inc({ result }, total - (reported.get(result) ?? 0));
         reported.set(result, total);
       }
     },
   });
+  // Cluster mode keeps them in Redis, where counting them would cost a scan.
+  if (!memoryGuards) return;
   new Gauge({
     name: 'playline_playback_edge_single_use_entries',
-    help: 'Single-use values remembered (pbs sessions, DRM signatures), and those forgotten early because memory was full',
+    help: 'Single-use values remembered in memory (pbs sessions, DRM signatures), and those forgotten early because their workspace\'s share was full',
     labelNames: ['kind', 'state'] as const,
     registers: [registry],
     collect() {
-      this.set({ kind: 'pbs', state: 'held' }, edge.sessions.size);
-      this.set({ kind: 'pbs', state: 'evicted' }, edge.sessions.evicted);
-      this.set({ kind: 'drm_signature', state: 'held' }, edge.drmSignatures.size);
-      this.set({ kind: 'drm_signature', state: 'evicted' }, edge.drmSignatures.evicted);
+      for (const [kind, guard] of Object.entries(memoryGuards)) {
+        this.set({ kind, state: 'held' }, guard.size);
+        this.set({ kind, state: 'evicted' }, guard.evicted);
+      }
     },
   });
 };
 
-/** Wires the playback edge: catalogue service and its cached directory, replay guards, ports, the edge service. */
+/** The `pbs` and DRM signature guards: in Redis in cluster mode (shared by every instance), else in memory. */
+function singleUseGuards(deps: PlaybackEdgeDeps): { sessions: SingleUseGuard; drmSignatures: SingleUseGuard; memoryGuards: MemoryGuards | undefined } {
+  const { clock, cluster } = deps;
+  if (cluster) {
+    const inRedis = (kind: string) => new RedisSingleUseGuard({ redis: cluster.redis, prefix: `${cluster.prefix}edge:${kind}:`, clock, maxTtlMs: MAX_CLAIM_MS });
+    return { sessions: inRedis('pbs'), drmSignatures: inRedis('drm'), memoryGuards: undefined };
+  }
+  const inMemory = () => new MemorySingleUseGuard({ clock, capacityPerOwner: deps.config.playbackSingleUseCapacity, maxTtlMs: MAX_CLAIM_MS });
+  const memoryGuards = { pbs: inMemory(), drm_signature: inMemory() };
+  return { sessions: memoryGuards.pbs, drmSignatures: memoryGuards.drm_signature, memoryGuards };
+}
+
+/** Wires the playback edge: catalogue service and its cached directory, single-use guards, ports, the edge service. */
 export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEdgeOverrides = {}): PlaybackEdge {
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
   const log = pino({ name: 'playback-edge', level: deps.config.logLevel });
-  const events = overrides.events ?? new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
+  const toIngest = new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
+  const events = overrides.events ? overrides.events(toIngest) : toIngest;
   const directory = new StoredPlaybackDirectory({ db, box, clock, signingKeys: deps.signingKeys });
   const catalog = new PlaybackCatalogService({
     db,
@@ -103,9 +132,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     onChange: (owner) => directory.invalidate(owner),
     ...(overrides.newSecret ? { newSecret: overrides.newSecret } : {}),
   });
-  const capacity = overrides.replayCapacity ?? 200_000;
-  const sessions = new ReplayGuard({ clock, capacity, maxTtlMs: MAX_CLAIM_MS });
-  const drmSignatures = new ReplayGuard({ clock, capacity, maxTtlMs: MAX_CLAIM_MS });
+  const { sessions, drmSignatures, memoryGuards } = singleUseGuards(deps);
   const drm = overrides.drm ?? new SimulatedDrmProvider();
   const outcomes = new Map<string, number>();
   const service = new PlaybackEdgeService({
@@ -119,13 +146,20 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     events,
     stopwatch: overrides.stopwatch ?? (() => performance.now()),
     onError: (message, err) => log.error({ err }, message),
-    onOutcome: (code) => {
-      const result = code === null ? 'ok' : String(code);
+    onOutcome: (outcome) => {
+      const result = outcome === null ? 'ok' : String(outcome);
       outcomes.set(result, (outcomes.get(result) ?? 0) + 1);
     },
   });
   const work = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
-  const edge: PlaybackEdge = { service, catalog, directory, drm, events, sessions, drmSignatures, outcomes, work };
-  if (deps.metrics) registerMetrics(deps.metrics.registry, edge);
+  const refusalLimit: RefusalLimitSettings = {
+    max: deps.config.playbackRefusalLimit,
+    windowMs: deps.config.playbackRefusalWindowS * 1000,
+    clock,
+    cluster: deps.cluster,
+    onError: (message, err) => log.error({ err }, message),
+  };
+  const edge: PlaybackEdge = { service, catalog, directory, drm, events, sessions, drmSignatures, outcomes, refusalLimit, work };
+  if (deps.metrics) registerMetrics(deps.metrics.registry, outcomes, memoryGuards);
   return edge;
 }

@@ -8,7 +8,7 @@ import type { AdConfig, PlaybackDirectory } from './playback-catalog.js';
 import { PlaybackEdgeService, type PlaybackCall } from './playback-edge.service.js';
 import { MemoryEventSink } from './playback-events.js';
 import { signPlaybackUrl } from './playback-token.js';
-import { ReplayGuard } from './replay-guard.js';
+import { MemorySingleUseGuard } from './single-use-guard.js';
 import { FakeStopwatch } from './testing/edge-test-kit.js';
 
 const OWNER = 'o'.repeat(32);
@@ -36,8 +36,8 @@ const setup = (o: { directory?: PlaybackDirectory; ads?: AdDecisionServer } = {}
     directory: o.directory ?? directory(),
     drm: new SimulatedDrmProvider(),
     adDecisions: o.ads ?? { decide: () => Promise.resolve([{ id: 'ad', durationS: 10 }]) },
-    sessions: new ReplayGuard({ clock, capacity: 100, maxTtlMs: 86_400_000 }),
-    drmSignatures: new ReplayGuard({ clock, capacity: 100, maxTtlMs: 86_400_000 }),
+    sessions: new MemorySingleUseGuard({ clock, capacityPerOwner: 100, maxTtlMs: 86_400_000 }),
+    drmSignatures: new MemorySingleUseGuard({ clock, capacityPerOwner: 100, maxTtlMs: 86_400_000 }),
     events,
     stopwatch: new FakeStopwatch(2).read,
   });
@@ -83,4 +83,25 @@ test('an owner that is no workspace gets no events; an ad server failure is 999 
   assert.equal(events.events.at(-1)?.session_id, 'session-0002');
   const retry = await service.play(call([['pbs', 'session-0002']]));
   assert.equal(retry.ok, true, 'the failed playback did not use up its pbs');
+});
+
+test('a refusal the gate does not admit emits nothing and is throttled; a valid playback or a 5xx never asks the gate', async () => {
+  let asked = 0;
+  const closedGate = () => {
+    asked += 1;
+    return Promise.resolve({ admitted: false as const, retryAfterS: 7 });
+  };
+  const { service, call, events } = setup({ directory: directory({ adConfig: () => Promise.reject(new Error('database gone')) }) });
+  const valid = call();
+  const forged = { ...valid, rawQuery: valid.rawQuery.replace(/sig=[0-9a-f]+$/, `sig=${'0'.repeat(64)}`), refusalGate: closedGate };
+  const throttled = await service.play(forged);
+  assert.ok(!throttled.ok);
+  assert.deepEqual([throttled.failure.errorCode, throttled.throttled, throttled.owner], [110, { retryAfterS: 7 }, null]);
+  assert.equal(events.events.length, 0);
+
+  assert.equal((await service.play({ ...call(), refusalGate: closedGate })).ok, true);
+  const failed = await service.play({ ...call([['ad', 'pre']]), refusalGate: closedGate });
+  assert.ok(!failed.ok && failed.failure.httpStatus === 500 && failed.throttled === undefined);
+  assert.equal(asked, 1, 'only the forged URL asked');
+  assert.deepEqual(events.events.map((e) => e.type), ['request', 'manifest', 'start', 'request', 'error']);
 });

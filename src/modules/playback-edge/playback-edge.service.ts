@@ -10,18 +10,35 @@ import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
 import { parsePlaybackQuery } from './playback-token.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
-import type { ReplayGuard } from './replay-guard.js';
+import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
+
+/** Whether one more refusal may be answered as such (counted in statistics, reported), or must be a 429. */
+export type RefusalAdmission = { admitted: true } | { admitted: false; retryAfterS: number };
+
+/** Asks, for one request's client address, whether its next refusal is admitted (and counts it). */
+export type RefusalGate = () => Promise<RefusalAdmission>;
+
+export const ADMITTED: RefusalAdmission = { admitted: true };
 
 /** A playback request with what the error event and report need about the viewer. */
 export interface PlaybackCall extends PlaybackRequest {
   /** The full URL as requested (the report's `url`). */
   url: string;
   userAgent: string;
+  /** Asked before a refusal the client caused (4xx) is answered: the per-address limit. Default: always admitted. */
+  refusalGate?: RefusalGate;
 }
 
 export type PlaybackResult =
   | { ok: true; playlist: string; owner: string; session: string }
-  | { ok: false; failure: PlaybackFailure; /** The workspace events and the report went to; null when none could be linked. */ owner: string | null };
+  | {
+      ok: false;
+      failure: PlaybackFailure;
+      /** The workspace events and the report went to; null when none could be linked or the refusal was throttled. */
+      owner: string | null;
+      /** Set when the client is over its refusal limit: answer 429, nothing was emitted. */
+      throttled?: { retryAfterS: number };
+    };
 
 export interface PlaybackEdgeDeps {
   clock: Clock;
@@ -29,14 +46,14 @@ export interface PlaybackEdgeDeps {
   directory: PlaybackDirectory;
   drm: DrmProvider;
   adDecisions: AdDecisionServer;
-  sessions: ReplayGuard;
-  drmSignatures: ReplayGuard;
+  sessions: SingleUseGuard;
+  drmSignatures: SingleUseGuard;
   events: PlaybackEventSink;
   /** A monotonic millisecond reading with sub-millisecond resolution, for latencies (performance.now). */
   stopwatch: () => number;
   onError?: (message: string, error: unknown) => void;
-  /** Called once per answered playback (metrics). */
-  onOutcome?: (errorCode: number | null) => void;
+  /** Called once per answered playback (metrics): null when played, the error code, or `throttled`. */
+  onOutcome?: (outcome: number | null | 'throttled') => void;
 }
 
 // Limits keep every event inside the ingest's per-line and per-field limits.
@@ -79,7 +96,7 @@ export class PlaybackEdgeService {
         config.timeoutMs,
       );
       if (outcome.kind !== 'ads') {
-        for (const c of checked.claims) c.guard.release(c.key);
+        await releaseClaims(checked.claims, (error) => this.deps.onError?.('a single-use claim could not be given back', error));
         if (outcome.kind === 'failed') this.deps.onError?.('ad decision failed', outcome.error);
         const refused = outcome.kind === 'timeout'
           ? failure(130, 504, `the ad decision server did not answer within ${config.timeoutMs} ms`)
@@ -101,8 +118,16 @@ export class PlaybackEdgeService {
     return Math.max(0, Math.round((this.deps.stopwatch() - since) * 1000) / 1000);
   }
 
-  /** Emits request + error for a URL linked to an existing workspace; nothing otherwise. */
+  /**
+   * Emits request + error for a URL linked to an existing workspace; nothing otherwise, and
+   * nothing for a client over its refusal limit (only refusals it caused count: not 5xx).
+   */
   private async refuse(call: PlaybackCall, params: ReadonlyMap<string, string>, refused: PlaybackFailure, ts: number, knownOwner?: string): Promise<PlaybackResult> {
+    const admission = refused.httpStatus < 500 && call.refusalGate ? await call.refusalGate() : ADMITTED;
+    if (!admission.admitted) {
+      this.deps.onOutcome?.('throttled');
+      return { ok: false, failure: refused, owner: null, throttled: { retryAfterS: admission.retryAfterS } };
+    }
     this.deps.onOutcome?.(refused.errorCode);
     const owner = knownOwner ?? (await this.linkedOwner(params.get('oid')));
     if (owner === null || call.contentId.length === 0 || call.contentId.length > MAX_ID) return { ok: false, failure: refused, owner: null };

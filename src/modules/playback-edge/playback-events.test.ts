@@ -1,15 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PlaybackEvent } from '../vod-stats/events.schema.js';
-import { EDGE_SUBMITTER, IngestEventSink, type EventIngest } from './playback-events.js';
+import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
+import { EDGE_SUBMITTER, IngestEventSink } from './playback-events.js';
 
 const event = (i: number): PlaybackEvent => ({ type: 'request', owner: 'o', asset_id: 'a', session_id: `s${i}`, ts: i });
 
 test('events emitted in one turn go to ingest as one NDJSON batch, any owner', async () => {
   const calls: Array<{ body: string; owner: string; anyOwner: boolean }> = [];
-  const ingest: EventIngest = (body, _kind, auth) => {
-    calls.push({ body: body.toString(), ...auth });
-    return Promise.resolve({ accepted: body.toString().trim().split('\n').length, rejected: [] });
+  const ingest: EventIngest = {
+    ingest: (body, _kind, auth) => {
+      calls.push({ body: body.toString(), ...auth });
+      return Promise.resolve({ accepted: body.toString().trim().split('\n').length, rejected: [] });
+    },
   };
   const sink = new IngestEventSink({ ingest });
   sink.emit([event(1), event(2)]);
@@ -26,9 +29,11 @@ test('batches are bounded, too many waiting events are dropped and counted, fail
   const sizes: number[] = [];
   let fail = false;
   const errors: string[] = [];
-  const ingest: EventIngest = (body) => {
-    sizes.push(body.toString().trim().split('\n').length);
-    return fail ? Promise.reject(new Error('journal down')) : Promise.resolve({ accepted: sizes.at(-1) ?? 0, rejected: [] });
+  const ingest: EventIngest = {
+    ingest: (body) => {
+      sizes.push(body.toString().trim().split('\n').length);
+      return fail ? Promise.reject(new Error('journal down')) : Promise.resolve({ accepted: sizes.at(-1) ?? 0, rejected: [] });
+    },
   };
   const sink = new IngestEventSink({ ingest, maxBatch: 2, maxPending: 3, onError: (m) => errors.push(m) });
   sink.emit([event(1), event(2), event(3)]);
@@ -40,7 +45,7 @@ test('batches are bounded, too many waiting events are dropped and counted, fail
   await sink.flush();
   assert.equal(sink.counters.failed, 1);
   assert.deepEqual(errors, ['playback events could not be ingested']);
-  const slow = new IngestEventSink({ ingest: () => new Promise(() => undefined), maxBatch: 100, maxPending: 3 });
+  const slow = new IngestEventSink({ ingest: { ingest: () => new Promise(() => undefined) }, maxBatch: 100, maxPending: 3 });
   slow.emit([event(1), event(2), event(3), event(4), event(5)]);
   assert.equal(slow.counters.dropped, 2);
 });

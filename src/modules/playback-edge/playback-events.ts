@@ -1,4 +1,5 @@
 import type { PlaybackEvent } from '../vod-stats/events.schema.js';
+import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
 
 /**
  * Where the edge's playback events go: the statistics pipeline (journaled and counted, and
@@ -10,10 +11,8 @@ export interface PlaybackEventSink {
   flush(): Promise<void>;
 }
 
-/** The statistics ingest entry point (the same one `POST /monitoring/events` uses). */
-export type EventIngest = (body: Buffer, kind: 'ndjson', auth: { owner: string; anyOwner: boolean }) => Promise<{ accepted: number; rejected: unknown[] }>;
-
 export interface IngestEventSinkOptions {
+  /** The statistics ingest (the same one `POST /monitoring/events` uses). */
   ingest: EventIngest;
   /** Events per batch at most. Default 2000. */
   maxBatch?: number;
@@ -71,7 +70,7 @@ export class IngestEventSink implements PlaybackEventSink {
   private send(): void {
     while (this.pending.length > 0) {
       const lines = this.pending.splice(0, this.maxBatch);
-      const call = this.options
+      const call = this.options.ingest
         .ingest(Buffer.from(`${lines.join('\n')}\n`, 'utf8'), 'ndjson', { owner: EDGE_SUBMITTER, anyOwner: true })
         .then(
           (result) => {

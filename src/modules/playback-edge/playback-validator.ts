@@ -6,7 +6,7 @@ import { adConfigProblems, type AdConfig, type PlaybackDirectory } from './playb
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { parsePlaybackOptions, type PlaybackOptions } from './playback-params.js';
 import { contentTypeOf, playbackSignature, TOKEN_VERSION, type ContentKind, type PlaybackQuery } from './playback-token.js';
-import type { ReplayGuard } from './replay-guard.js';
+import { releaseClaims, type SingleUseClaim, type SingleUseGuard } from './single-use-guard.js';
 
 /** A playback request as the edge sees it, before any check. */
 export interface PlaybackRequest {
@@ -29,7 +29,7 @@ export interface ValidPlayback {
   /** `ad.*` parameters, passed to the ad decision server. */
   targeting: Record<string, string>;
   /** Single-use claims taken (pbs, DRM signature), to give back if the playback fails later. */
-  claims: Array<{ guard: ReplayGuard; key: string }>;
+  claims: SingleUseClaim[];
 }
 
 export interface PlaybackCheckDeps {
@@ -37,9 +37,9 @@ export interface PlaybackCheckDeps {
   directory: PlaybackDirectory;
   drm: DrmProvider;
   /** Playback sessions (`pbs`) already used. */
-  sessions: ReplayGuard;
+  sessions: SingleUseGuard;
   /** Signatures of DRM-protected URLs already used. */
-  drmSignatures: ReplayGuard;
+  drmSignatures: SingleUseGuard;
 }
 
 const REQUIRED = ['exp', 'rn', 'ct', 'cid', 'oid'] as const;
@@ -84,6 +84,32 @@ async function signingKeys(q: PlaybackQuery, options: PlaybackOptions, owner: st
     return failure(120, 403, options.keyVersion === undefined ? `application key ${kid} has no active version` : `application key ${kid} has no active version ${options.keyVersion}`);
   }
   return active.map((v) => v.secret);
+}
+
+interface SingleUseWanted extends SingleUseClaim {
+  /** The answer when the value was already used. */
+  refusal: PlaybackFailure;
+}
+
+/**
+ * Takes every claim or none: on a value already used (its refusal) or a store failure (thrown),
+ * the claims already taken are given back, so a refused URL uses up nothing.
+ */
+async function claimAll(wanted: readonly SingleUseWanted[], expiresAt: number): Promise<SingleUseClaim[] | PlaybackFailure> {
+  const taken: SingleUseClaim[] = [];
+  try {
+    for (const w of wanted) {
+      if (!(await w.guard.claim(w.owner, w.key, expiresAt))) {
+        await releaseClaims(taken);
+        return w.refusal;
+      }
+      taken.push({ guard: w.guard, owner: w.owner, key: w.key });
+    }
+  } catch (error) {
+    await releaseClaims(taken);
+    throw error;
+  }
+  return taken;
 }
 
 /**
@@ -138,20 +164,15 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
   }
 
   // Claims last: a URL refused for any other reason must not use up its session or signature.
-  const claims: ValidPlayback['claims'] = [];
+  const wanted: SingleUseWanted[] = [];
   if (options.session !== undefined) {
-    const key = `${owner}\u0000${options.session}`;
-    if (!deps.sessions.claim(key, expiresAtMs)) return failure(127, 409, 'this playback session (pbs) was already used');
-    claims.push({ guard: deps.sessions, key });
+    wanted.push({ guard: deps.sessions, owner, key: options.session, refusal: failure(127, 409, 'this playback session (pbs) was already used') });
   }
   if (drmName !== undefined) {
-    const key = `${owner}\u0000${sig}`;
-    if (!deps.drmSignatures.claim(key, expiresAtMs)) {
-      for (const c of claims) c.guard.release(c.key);
-      return failure(112, 403, 'this DRM-protected URL was already used: sign a new one');
-    }
-    claims.push({ guard: deps.drmSignatures, key });
+    wanted.push({ guard: deps.drmSignatures, owner, key: sig, refusal: failure(112, 403, 'this DRM-protected URL was already used: sign a new one') });
   }
+  const claims = await claimAll(wanted, expiresAtMs);
+  if (claims instanceof PlaybackFailure) return claims;
 
   const targeting: Record<string, string> = {};
   for (const [name, value] of p) if (name.startsWith('ad.')) targeting[name.slice(3)] = value;

@@ -66,3 +66,17 @@ test('a failed request is counted apart, never in the totals', async () => {
   assert.equal(report.failed, report.sessions);
   assert.equal(report.totals.requests, 0);
 });
+
+test('a refusal throttled by the edge (429) is counted apart, never in the totals', async () => {
+  let now = 0;
+  const simulator = new TrafficSimulator({
+    now: () => now,
+    wait: (ms) => ((now += ms), Promise.resolve()),
+    random: seeded(3),
+    get: (path) => Promise.resolve(path.includes('tc=2') ? { status: 429, errorCode: null } : { status: 200, errorCode: null }),
+  });
+  const report = await simulator.run({ owners, ratePerS: 50, durationMs: 1000, adShare: 0, errorShares: new Map([[113, 0.5]]), concurrency: 2 });
+  assert.ok(report.throttled > 0);
+  assert.equal(report.totals.requests + report.throttled, report.sessions);
+  assert.deepEqual(report.totals.errors, {});
+});

@@ -48,6 +48,11 @@ export interface TrafficProgress {
   totals: TrafficTotals;
   /** Requests that got no HTTP answer (connection errors): not in the totals. */
   failed: number;
+  /**
+   * Refusals answered 429 because this client is over the edge's refused-playback limit: not in
+   * the totals, since the edge counts nothing for them.
+   */
+  throttled: number;
 }
 
 export interface TrafficReport extends TrafficProgress {
@@ -82,6 +87,7 @@ export class TrafficSimulator {
   private sessions = 0;
   private inFlight = 0;
   private failed = 0;
+  private throttled = 0;
   private serial = 0;
 
   constructor(private readonly ports: SimulatorPorts) {}
@@ -113,7 +119,7 @@ export class TrafficSimulator {
   }
 
   private progress(elapsedMs: number): TrafficProgress {
-    return { elapsedMs, sessions: this.sessions, inFlight: this.inFlight, totals: this.totals, failed: this.failed };
+    return { elapsedMs, sessions: this.sessions, inFlight: this.inFlight, totals: this.totals, failed: this.failed, throttled: this.throttled };
   }
 
   private pick<T>(items: readonly T[]): T {
@@ -158,6 +164,10 @@ export class TrafficSimulator {
           answer = await this.ports.get(url);
         } catch {
           this.failed += 1;
+          continue;
+        }
+        if (answer.status === 429) {
+          this.throttled += 1;
           continue;
         }
         addTo(this.totals, answer.status, answer.errorCode, withAd);

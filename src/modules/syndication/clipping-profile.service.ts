@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { AppError, type FieldViolation } from '../../platform/errors.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import { isPlatformName, platformTable } from './platform-rules.js';
+import { isPlatformName, platformTable } from './platform-table.js';
 import * as repo from './syndication.repository.js';
 import type { ClippingProfileCreateBody } from './syndication.schema.js';
 

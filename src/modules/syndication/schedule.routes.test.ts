@@ -118,7 +118,7 @@ describe('publishing schedule routes', () => {
 
   test('starting a schedule of a Custom hls target generates the pull URL and shows it on the target', async () => {
     const target = await s.api.createTarget({ platform: 'Custom', target_protocol: 'hls' });
-    assert.equal(target.target_stream, undefined);
+    assert.equal(target.target_stream, '', 'no pull URL before publishing starts');
     const schedule = await newSchedule(target.id);
     await s.api.scheduleAction(schedule.id, 'start');
     const shown = await s.api.getTarget(target.id);

@@ -17,8 +17,8 @@ export type StreamForm =
 /** What a form looks like, for messages and documentation. */
 export const streamFormShape: Record<StreamForm, string> = {
   'stream-key': 'a stream key',
-  'rtmp-url': 'rtmp://host[:port]/<path>/<key>',
-  'rtmps-url': 'rtmps://host[:port]/<path>/<key>',
+  'rtmp-url': 'rtmp://host[:port]/<path>[/<key>]',
+  'rtmps-url': 'rtmps://host[:port]/<path>[/<key>]',
   'http-dir-url': 'an http(s) URL ending in /',
   'srt-url': 'srt://host:port',
   'rist-url': 'rist://host:port with an even port',
@@ -114,9 +114,14 @@ function checkPath(form: StreamForm, { path, query }: StreamUrl): string[] {
   switch (form) {
     case 'rtmp-url':
     case 'rtmps-url': {
+      // At least one path segment (the application); whether a stream key follows inside the
+      // URL depends on the destination (spec: "<base_stream_url>/<stream_key>"), so
+      // rtmp://a.rtmp.youtube.com/live2 is as valid as rtmp://host/live/<key>. A trailing
+      // slash is tolerated; empty segments in between are not.
       const segments = path.split('/').slice(1);
-      const fits = segments.length >= 2 && segments.every((s) => s.length > 0);
-      return fits ? [] : ['must end with /<path>/<key>'];
+      if (segments.at(-1) === '' && segments.length > 1) segments.pop();
+      const fits = segments.length >= 1 && segments.every((s) => s.length > 0);
+      return fits ? [] : ['must have a path after the host: /<path>[/<key>]'];
     }
     case 'http-dir-url':
       return query === '' && path.endsWith('/') ? [] : ['must end with / (the base URL the segments are pushed under)'];

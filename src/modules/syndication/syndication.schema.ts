@@ -55,6 +55,7 @@ const platformConfigProperties = {
   re_schedule: Type.Optional(Type.Boolean({ description: 'Facebook only; default false' })),
   stream_id: Type.Optional(text(512, 'Stream ID (zixi); returned masked')),
   type: Type.Optional(text(16, 'push')),
+  remote_id: Type.Optional(text(256, 'Reserved for future use; accepted (responses show it) and ignored')),
 };
 
 export const PlatformConfigInput = Type.Object(platformConfigProperties, {
@@ -80,6 +81,7 @@ export const PlatformConfigPatch = Type.Object(
     re_schedule: nullable(Type.Boolean()),
     stream_id: nullable(text(512, `Stream ID; "${SECRET_MASK}" keeps the stored one`)),
     type: nullable(text(16, 'push')),
+    remote_id: nullable(text(256, 'Reserved for future use; ignored')),
   },
   { description: 'Merged key by key into the stored platform_config; null removes a key' },
 );
@@ -103,21 +105,36 @@ export const TargetPatchBody = Type.Object({
 });
 export type TargetPatchBody = Static<typeof TargetPatchBody>;
 
-export const PlatformConfigView = Type.Object({
-  ...platformConfigProperties,
-  remote_id: Type.Optional(Type.String({ description: 'Reserved for future use' })),
-});
+const shown = (description: string) => ({ description });
+
+export const PlatformConfigView = Type.Object(
+  {
+    clipping_profile_id: Type.Optional(Type.String(shown('Facebook and YouTube: the clipping profile of integrated publishing; "" when not set'))),
+    host: Type.Optional(Type.String(shown('zixi kinds (AWS Elemental MediaConnect, Pluto TV, Custom zixi): hostname or IP address'))),
+    integrated: Type.Optional(Type.Boolean(shown('Facebook and YouTube: integrated authentication; false unless set'))),
+    page_id: Type.Optional(Type.String(shown('Facebook: page ID of integrated publishing; "" when not set'))),
+    password: Type.Optional(Type.String(shown(`zixi kinds: always "${SECRET_MASK}"`))),
+    port: Type.Optional(Type.Integer(shown('zixi kinds: port of the platform or device'))),
+    re_schedule: Type.Optional(Type.Boolean(shown('Facebook: start a new live event when the time limit is reached; false unless set'))),
+    remote_id: Type.String(shown('Reserved for future use; always ""')),
+    stream_id: Type.Optional(Type.String(shown(`zixi kinds: always "${SECRET_MASK}"`))),
+    type: Type.String(shown('Always "push"')),
+  },
+  { description: "Every key of the target's kind (platform and protocol), with its default when not set; keys of other kinds are absent" },
+);
 
 export const SyndicationTarget = Type.Object({
   '@id': Type.String({ description: 'Path that returns this target' }),
   '@type': Type.Literal('SyndicationTarget'),
   id: id32,
-  description: Type.String(),
+  description: Type.String({ description: 'Description of the target; "" when not set' }),
   platform: PlatformSchema,
   target_protocol: ProtocolSchema,
-  target_stream: Type.Optional(
-    Type.String({ description: `Always "${SECRET_MASK}", except the generated pull URL of a Custom hls target` }),
-  ),
+  target_stream: Type.String({
+    description:
+      `"${SECRET_MASK}" when a stream key or URL is stored; for a Custom hls (pull) target, the generated pull URL once a ` +
+      'schedule on it has started; "" otherwise (the kind uses none, or none is set)',
+  }),
   status: StatusSchema,
   platform_config: PlatformConfigView,
 });

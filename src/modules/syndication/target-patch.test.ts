@@ -20,6 +20,10 @@ const failedPaths = (result: ReturnType<typeof patchTarget>): string[] => {
   assert.ok(!result.ok, 'expected violations');
   return result.violations.map((v) => v.path).sort();
 };
+const failures = (result: ReturnType<typeof patchTarget>): [string, string][] => {
+  assert.ok(!result.ok, 'expected violations');
+  return result.violations.map((v): [string, string] => [v.path, v.message]).sort((a, b) => a[0].localeCompare(b[0]));
+};
 
 test('changing only platform_config.password keeps host, port and stream_id', () => {
   const target = ok(patchTarget(zixiTarget, { platform: 'Pluto TV', target_protocol: 'zixi', platform_config: { password: 'new-pw' } }, noProfiles));
@@ -36,23 +40,63 @@ test('null removes a key, and the merged result is validated whole', () => {
   assert.deepEqual(failedPaths(result), ['/platform_config/host']);
 });
 
-test('switching platform with leftover keys of the old platform names each of them', () => {
-  const result = patchTarget(zixiTarget, { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_abc' }, noProfiles);
-  assert.deepEqual(failedPaths(result), ['/platform_config/host', '/platform_config/password', '/platform_config/port', '/platform_config/stream_id']);
-  const cleared = patchTarget(
-    zixiTarget,
-    { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_abc', platform_config: { host: null, port: null, password: null, stream_id: null } },
-    noProfiles,
-  );
-  assert.deepEqual(ok(cleared), { description: 'Pluto feed', platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_abc', platform_config: {} });
+const profiles: Record<string, { integrations: { service: string }[] }> = {
+  'cp-fb': { integrations: [{ service: 'Facebook' }] },
+  'cp-both': { integrations: [{ service: 'Facebook' }, { service: 'YouTube' }] },
+};
+const withProfiles: ClippingProfileLookup = (id) => profiles[id];
+const customRtmp: TargetCreateBody = { description: 'ingest', platform: 'Custom', target_protocol: 'rtmp', target_stream: 'rtmp://live.example.com/app/key-1', platform_config: { type: 'push' } };
+const zixiConfig = { host: 'zixi.example.net', port: 2088, password: 'pw-2', stream_id: 'sid-2' };
+
+test('Custom RTMP -> Pluto TV with a full zixi platform_config: the stream URL is dropped, not reported (13.6)', () => {
+  const moved = ok(patchTarget(customRtmp, { platform: 'Pluto TV', target_protocol: 'zixi', platform_config: zixiConfig }, noProfiles));
+  assert.deepEqual(moved, { description: 'ingest', platform: 'Pluto TV', target_protocol: 'zixi', platform_config: { type: 'push', ...zixiConfig } });
 });
 
-test('switching to a zixi platform with a leftover stream key names target_stream; null removes it', () => {
+test('Pluto TV -> TikTok with a stream key: the zixi keys are dropped, not reported (13.6)', () => {
+  const moved = ok(patchTarget(zixiTarget, { platform: 'TikTok', target_protocol: 'rtmp', target_stream: 'tt-key' }, noProfiles));
+  assert.deepEqual(moved, { description: 'Pluto feed', platform: 'TikTok', target_protocol: 'rtmp', target_stream: 'tt-key', platform_config: {} });
+});
+
+test('another kind keeps what belongs to it: a stream key stays a stream key, zixi keys stay zixi keys', () => {
   const twitch: TargetCreateBody = { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_abc' };
-  const config = { host: 'h.example', port: 2088, password: 'p', stream_id: 's' };
-  assert.deepEqual(failedPaths(patchTarget(twitch, { platform: 'Pluto TV', target_protocol: 'zixi', platform_config: config }, noProfiles)), ['/target_stream']);
-  const moved = ok(patchTarget(twitch, { platform: 'Pluto TV', target_protocol: 'zixi', target_stream: null, platform_config: config }, noProfiles));
-  assert.equal(moved.target_stream, undefined);
+  assert.equal(ok(patchTarget(twitch, { platform: 'TikTok', target_protocol: 'rtmp' }, noProfiles)).target_stream, 'live_abc');
+  const custom = ok(patchTarget(zixiTarget, { platform: 'Custom', target_protocol: 'zixi', platform_config: { password: '********' } }, noProfiles));
+  assert.deepEqual(custom.platform_config, zixiTarget.platform_config);
+});
+
+test('another kind drops a stream of another form: the request is told what is missing, nothing else', () => {
+  assert.deepEqual(failures(patchTarget(customRtmp, { platform: 'Twitch', target_protocol: 'rtmp' }, noProfiles)), [['/target_stream', 'is required (a stream key)']]);
+  assert.deepEqual(failures(patchTarget(customRtmp, { platform: 'Custom', target_protocol: 'rtmps' }, noProfiles)), [
+    ['/target_stream', 'is required (rtmps://host[:port]/<path>[/<key>])'],
+  ]);
+  // A mask stands for the stored secret only while it is kept.
+  assert.deepEqual(failures(patchTarget(customRtmp, { platform: 'Twitch', target_protocol: 'rtmp', target_stream: '********' }, noProfiles)), [
+    ['/target_stream', 'is the masked placeholder, not a value'],
+  ]);
+});
+
+test('Facebook -> YouTube keeps integrated, drops page_id and re_schedule, keeps a profile only if it can publish to YouTube', () => {
+  const facebook = (profile: string): TargetCreateBody => ({
+    platform: 'Facebook',
+    target_protocol: 'rtmp',
+    platform_config: { integrated: true, page_id: '42', re_schedule: true, clipping_profile_id: profile },
+  });
+  const toYouTube = { platform: 'YouTube', target_protocol: 'rtmp' };
+  assert.deepEqual(ok(patchTarget(facebook('cp-fb'), toYouTube, withProfiles)).platform_config, { integrated: true });
+  assert.deepEqual(ok(patchTarget(facebook('cp-both'), toYouTube, withProfiles)).platform_config, { integrated: true, clipping_profile_id: 'cp-both' });
+});
+
+test('only fields the request carries are named as not belonging', () => {
+  const result = patchTarget(zixiTarget, { platform: 'Twitch', target_protocol: 'rtmp', platform_config: { host: 'h.example' } }, noProfiles);
+  assert.deepEqual(failures(result), [
+    ['/platform_config/host', 'does not belong to Twitch over rtmp'],
+    ['/target_stream', 'is required (a stream key)'],
+  ]);
+});
+
+test("a protocol the platform does not take keeps the platform's own fields and reports the protocol alone", () => {
+  assert.deepEqual(failures(patchTarget(zixiTarget, { platform: 'Pluto TV', target_protocol: 'rtmp' }, noProfiles)), [['/target_protocol', 'must be zixi for Pluto TV']]);
 });
 
 test('platform and target_protocol are required, reported with any other violation', () => {

@@ -2,7 +2,7 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Clock } from '../../platform/clock.js';
 import { pinnedLookup, type SocketLookup } from '../../platform/net/pinned-lookup.js';
-import { platformTable } from './platform-rules.js';
+import { platformTable } from './platform-table.js';
 import { rtmpHandshake, type HandshakeFailure } from './rtmp-handshake.js';
 import { parseStreamUrl } from './stream-forms.js';
 import type { TargetCreateBody } from './syndication.schema.js';

@@ -43,7 +43,7 @@ describe('publishing target routes', () => {
       platform_config: { host: 'zixi.example.net', port: 2088, password: PASSWORD, stream_id: STREAM_ID },
     });
     assert.equal(zixi.status, 201);
-    assert.deepEqual(zixi.json.platform_config, { host: 'zixi.example.net', port: 2088, password: '********', stream_id: '********' });
+    assert.deepEqual(zixi.json.platform_config, { host: 'zixi.example.net', password: '********', port: 2088, remote_id: '', stream_id: '********', type: 'push' });
 
     // Changing only the password keeps host, port and stream_id.
     const patched = await send('PATCH', `/syndication-target/${String(zixi.json.id)}`, {
@@ -59,7 +59,7 @@ describe('publishing target routes', () => {
     const refused = await send('POST', '/syndication-target', {
       platform: 'Custom',
       target_protocol: 'rtmp',
-      target_stream: `rtmp://ingest.example.com/${STREAM_KEY}`,
+      target_stream: `rtmp://ingest.example.com:99999/${STREAM_KEY}`,
       platform_config: { password: PASSWORD },
     });
     assert.equal(refused.status, 400);
@@ -77,28 +77,43 @@ describe('publishing target routes', () => {
     for (const secret of secrets) assert.ok(!seen.includes(secret), `${secret} appears in a row, response or log line`);
   });
 
-  test('a PATCH switching platform names the leftover keys of the old one; null removes them', async () => {
-    const created = await s.api.createTarget({
-      platform: 'AWS Elemental MediaConnect',
-      target_protocol: 'zixi',
-      platform_config: { host: 'mc.example.net', port: 2088, password: 'p', stream_id: 's' },
-    });
-    const switched = await send('PATCH', `/syndication-target/${created.id}`, { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_1' });
-    assert.equal(switched.status, 400);
-    assert.equal(switched.json.code, 'validation_failed');
-    const paths = ['/platform_config/host', '/platform_config/password', '/platform_config/port', '/platform_config/stream_id'];
-    assert.deepEqual(switched.json.errors?.map((e) => e.path).sort(), paths);
-    for (const path of paths) assert.match(String(switched.json.detail), new RegExp(path));
-
-    const cleared = await s.api.updateTarget(created.id, {
-      platform: 'Twitch',
+  test('PATCH switches platforms with a spec-shaped body; stored fields of the old kind are dropped (13.6)', async () => {
+    // The published client's request: PATCH, JSON body, Content-Type application/json, msg and sig in the query.
+    const created = await send('POST', '/syndication-target', {
+      description: 'switching',
+      platform: 'Custom',
       target_protocol: 'rtmp',
-      target_stream: 'live_1',
-      platform_config: { host: null, port: null, password: null, stream_id: null },
+      target_stream: 'rtmp://live.example.com/app/old-key',
     });
-    assert.equal(cleared.platform, 'Twitch');
-    assert.deepEqual(cleared.platform_config, {});
-    assert.equal(cleared.target_stream, '********');
+    assert.equal(created.status, 201);
+    const id = String(created.json.id);
+    const toPluto = await send('PATCH', `/syndication-target/${id}`, {
+      platform: 'Pluto TV',
+      target_protocol: 'zixi',
+      platform_config: { host: 'zixi.example.net', port: 2088, password: PASSWORD, stream_id: STREAM_ID },
+    });
+    assert.equal(toPluto.status, 200, JSON.stringify(toPluto.json));
+    const pluto = await send('GET', `/syndication-target/${id}`);
+    const { platform_config: plutoConfig, target_stream: plutoStream, ...plutoRest } = pluto.json;
+    assert.deepEqual(plutoRest, { '@id': `/api/v4/syndication-target/${id}`, '@type': 'SyndicationTarget', id, description: 'switching', platform: 'Pluto TV', target_protocol: 'zixi', status: 'stopped' });
+    assert.equal(plutoStream, '', 'Pluto TV uses no target_stream');
+    assert.deepEqual(plutoConfig, { host: 'zixi.example.net', password: '********', port: 2088, remote_id: '', stream_id: '********', type: 'push' });
+    assert.deepEqual(toPluto.json, pluto.json);
+
+    const toTikTok = await send('PATCH', `/syndication-target/${id}`, { platform: 'TikTok', target_protocol: 'rtmp', target_stream: STREAM_KEY });
+    assert.equal(toTikTok.status, 200, JSON.stringify(toTikTok.json));
+    const tiktok = await send('GET', `/syndication-target/${id}`);
+    assert.deepEqual(tiktok.json, { ...plutoRest, platform: 'TikTok', target_protocol: 'rtmp', target_stream: '********', platform_config: { remote_id: '', type: 'push' } });
+    assert.deepEqual(toTikTok.json, tiktok.json);
+    const opened = await s.module.targets.openForPublishing(s.t.workspace.id, id);
+    assert.deepEqual(opened.target, { description: 'switching', platform: 'TikTok', target_protocol: 'rtmp', target_stream: STREAM_KEY, platform_config: {} });
+
+    // The issue's body on a TikTok target: nothing stored belongs to Pluto TV, so all five come back.
+    const broken = await send('PATCH', `/syndication-target/${id}`, { platform: 'Pluto TV', target_protocol: 'rtmp', platform_config: { host: 'h', re_schedule: true } });
+    assert.equal(broken.status, 400);
+    assert.deepEqual(broken.json.errors?.map((e) => e.path).sort(), [
+      '/platform_config/password', '/platform_config/port', '/platform_config/re_schedule', '/platform_config/stream_id', '/target_protocol',
+    ]);
   });
 
   test('PATCH without platform and target_protocol reports both, with the other violations', async () => {
@@ -106,6 +121,36 @@ describe('publishing target routes', () => {
     const result = await send('PATCH', `/syndication-target/${created.id}`, { platform_config: { integrated: true, port: 0 } });
     assert.equal(result.status, 400);
     assert.deepEqual(result.json.errors?.map((e) => e.path).sort(), ['/platform', '/platform_config/integrated', '/platform_config/port', '/target_protocol']);
+  });
+
+  test('Custom RTMP stream URLs with one path segment are accepted, as the spec allows (13.8)', async () => {
+    const created = await send('POST', '/syndication-target', { platform: 'Custom', target_protocol: 'rtmp', target_stream: 'rtmp://live.example.com/streamkey' });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const patched = await send('PATCH', `/syndication-target/${String(created.json.id)}`, {
+      platform: 'Custom',
+      target_protocol: 'rtmp',
+      target_stream: 'rtmp://a.rtmp.youtube.com/live2',
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.json));
+    const opened = await s.module.targets.openForPublishing(s.t.workspace.id, String(created.json.id));
+    assert.equal(opened.target.target_stream, 'rtmp://a.rtmp.youtube.com/live2');
+    const rtmps = await send('PATCH', `/syndication-target/${String(created.json.id)}`, {
+      platform: 'Custom',
+      target_protocol: 'rtmps',
+      target_stream: 'rtmps://live.example.com:443/streamkey',
+    });
+    assert.equal(rtmps.status, 200, JSON.stringify(rtmps.json));
+    const bare = await send('PATCH', `/syndication-target/${String(created.json.id)}`, { platform: 'Custom', target_protocol: 'rtmp', target_stream: 'rtmp://live.example.com' });
+    assert.equal(bare.status, 400);
+    assert.deepEqual(bare.json.errors?.map((e) => e.path), ['/target_stream']);
+  });
+
+  test('a platform\'s requirements apply whatever protocol was sent: every violation at once (13.7)', async () => {
+    const body = { platform: 'Pluto TV', target_protocol: 'rtmp', platform_config: { host: 'h', re_schedule: true } };
+    const expected = ['/platform_config/password', '/platform_config/port', '/platform_config/re_schedule', '/platform_config/stream_id', '/target_protocol'];
+    const created = await send('POST', '/syndication-target', body);
+    assert.equal(created.status, 400);
+    assert.deepEqual(created.json.errors?.map((e) => e.path).sort(), expected);
   });
 
   test('three violations in one body come back at once', async () => {
@@ -130,7 +175,7 @@ describe('publishing target routes', () => {
       platform: 'Facebook', target_protocol: 'rtmp', platform_config: { integrated: true, page_id: '42', clipping_profile_id: facebook.id },
     });
     assert.equal(right.platform_config.clipping_profile_id, facebook.id);
-    assert.equal(right.target_stream, undefined);
+    assert.equal(right.target_stream, '', 'integrated: no stream key stored');
     const compatible = await s.api.listClippingProfiles('Facebook');
     assert.deepEqual(compatible.items.map((p) => p.id), [facebook.id]);
     assert.equal(compatible.total_items, 1);
@@ -172,6 +217,12 @@ describe('publishing target routes', () => {
       ['post', '/api/v4/syndication-clipping-profiles'], ['get', '/api/v4/syndication-clipping-profiles'], ['get', '/api/v4/syndication-clipping-profiles/{id}'],
     ];
     for (const [method, path] of expected) assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} missing from the OpenAPI document`);
+    const patch = doc.paths['/api/v4/syndication-target/{id}']?.patch as { description?: string; responses: Record<string, { content: Record<string, { schema: { required?: string[] } }> }> };
+    assert.match(patch.description ?? '', /Another kind: .* dropped, not reported/);
+    const shown = patch.responses['200']?.content['application/json']?.schema.required ?? [];
+    for (const field of ['@id', '@type', 'id', 'description', 'platform', 'target_protocol', 'target_stream', 'status', 'platform_config']) {
+      assert.ok(shown.includes(field), `${field} is not a required member of the documented response`);
+    }
     const validator = new Validator();
     const result = await validator.validate(structuredClone(doc));
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2)?.slice(0, 2000));

@@ -4,6 +4,7 @@ import { authOf } from '../../platform/http/auth-hook.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import {
+  SECRET_MASK,
   SyndicationTarget,
   TargetCreateBody,
   TargetDeleted,
@@ -40,6 +41,10 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
     schema: {
       tags,
       summary: 'Create a publishing target (every rule violation reported at once, with its JSON path)',
+      description:
+        "The rules of DESIGN §5 per platform and protocol. A platform's requirements apply whatever protocol was sent " +
+        '(Pluto TV over rtmp is told the protocol and every missing zixi key at once). Custom rtmp/rtmps streams need a ' +
+        'host and at least one path segment (rtmp://host[:port]/<path>[/<key>]).',
       body: TargetCreateBody,
       response: { 201: SyndicationTarget, ...problemResponses(400, 401) },
     },
@@ -61,7 +66,15 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
     attachValidation: true,
     schema: {
       tags,
-      summary: 'Update a publishing target: platform and target_protocol required, platform_config merged key by key (null removes a key)',
+      summary: 'Update a publishing target (platform and target_protocol required: they state its kind)',
+      description: [
+        'platform and target_protocol are required and state the kind of the target.',
+        'Same kind: the fields given replace the stored ones, platform_config is merged key by key and null removes a key.',
+        'Another kind: the same, over what of the stored target belongs to the new kind; stored fields that do not belong',
+        '(a zixi password when moving to TikTok, a stream URL when moving to Pluto TV) are dropped, not reported.',
+        `A secret sent back as "${SECRET_MASK}" keeps the stored one. The result is validated as a whole and every violation`,
+        'is reported at once with its JSON path; only fields the request carries can be named as not belonging.',
+      ].join(' '),
       params: TargetIdParams,
       body: TargetPatchBody,
       response: { 200: SyndicationTarget, ...problemResponses(400, 401, 404) },

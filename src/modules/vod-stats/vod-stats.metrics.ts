@@ -1,11 +1,14 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { EventIngestService } from './event-ingest.service.js';
-import type { StatsStore } from './stats-store.js';
+import type { ClusterIngestService } from './ingest/cluster-ingest.service.js';
+import type { IngestTotals } from './ingest/event-ingest.js';
+import type { EventIngestService } from './ingest/event-ingest.service.js';
+import type { RedisStatsStore } from './store/redis-stats-store.js';
+import type { StatsStore } from './store/stats-store.js';
 
 /** Running ingest totals, as both ingest pipelines (embedded and cluster) keep them. */
 export interface IngestTotalsSource {
-  readonly totals: { batches: number; accepted: number; rejected: number };
+  readonly totals: Readonly<IngestTotals>;
 }
 
 /**
@@ -48,6 +51,30 @@ export const registerVodStatsMetrics = (registry: Registry, ingest: EventIngestS
     registers: [registry],
     collect() {
       this.set(ingest.journalBacklog());
+    },
+  });
+};
+
+/**
+ * Statistics metrics in cluster mode: the embedded mode's names (so dashboards work for both)
+ * plus what only a cluster has. Read when scraped, nothing on the hot path.
+ */
+export const registerClusterStatsMetrics = (registry: Registry, ingest: ClusterIngestService, store: RedisStatsStore): void => {
+  registerIngestCounters(registry, ingest, ' (by this instance)');
+  new Gauge({
+    name: 'playline_vod_stats_assets',
+    help: 'Assets whose statistics are held (within the 24 h serving window), cluster-wide',
+    registers: [registry],
+    async collect() {
+      this.set(await store.assetCount());
+    },
+  });
+  new Gauge({
+    name: 'playline_cluster_held_batches',
+    help: 'Batches this instance journaled but could not count in Redis yet (retried every second)',
+    registers: [registry],
+    collect() {
+      this.set(ingest.heldBatches());
     },
   });
 };

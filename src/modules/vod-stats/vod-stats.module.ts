@@ -1,80 +1,35 @@
-import { join } from 'node:path';
-import { pino } from 'pino';
-import type { Registry } from 'prom-client';
-import type { Clock } from '../../platform/clock.js';
-import type { Config } from '../../platform/config.js';
-import type { ErrorReportSink } from '../../platform/error-report-sink.js';
-import { EventIngestService } from './event-ingest.service.js';
-import { FileEventJournal } from './file-journal.js';
-import { MemoryStatsStore } from './memory-stats-store.js';
-import { registerVodStatsMetrics } from './vod-stats.metrics.js';
-import type { StatsStore } from './stats-store.js';
+import type { BackgroundWork } from '../../platform/background-work.js';
+import type { EventIngest } from './ingest/event-ingest.js';
+import type { StatsRebuild } from './ingest/stats-rebuild.js';
+import type { StatsStore } from './store/stats-store.js';
+import { StatsAdminService } from './stats-admin.service.js';
+import { createClusterStats } from './vod-stats.cluster.js';
+import type { VodStatsDeps } from './vod-stats.deps.js';
+import { createEmbeddedStats } from './vod-stats.embedded.js';
 import { VodStatsService } from './vod-stats.service.js';
 
-export interface VodStatsDeps {
-  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel'>;
-  clock: Clock;
-  /** Where accepted error events go; read at each submit, so it may be replaced later. */
-  errorReports: () => ErrorReportSink;
-  metrics: { registry: Registry };
-}
-
 /**
- * Everything VOD statistics runs: ingest (journal + store), the queries, their background work.
- * Embedded: this module. Cluster mode (src/modules/cluster): the same shape over PostgreSQL + Redis.
+ * Everything VOD statistics runs, over the backends of the deployment mode (embedded: memory
+ * store + file journal, vod-stats.embedded.ts; cluster: Redis store + PostgreSQL journal,
+ * vod-stats.cluster.ts): ingest, the queries, the admin rebuild, their background work.
  */
 export interface VodStats {
-  ingest: Pick<EventIngestService, 'ingest'>;
-  service: VodStatsService;
+  ingest: EventIngest;
   store: StatsStore;
-  /** Embedded: restores from snapshot + journal on start, prunes every minute, snapshots on stop. */
-  work: { name: string; start(): Promise<void>; stop(): Promise<void> };
+  /** Rebuilding the shared statistics from the journal: cluster mode only. */
+  rebuild: StatsRebuild | undefined;
+  /**
+   * Embedded: restores from snapshot + journal on start, prunes every minute, snapshots on stop.
+   * Cluster: rebuilds Redis from the journal on start if it holds no statistics, drains ingest on stop.
+   */
+  work: BackgroundWork;
+  service: VodStatsService;
+  /** The admin API's statistics rebuild (refused in the embedded mode). */
+  admin: StatsAdminService;
 }
 
-const PRUNE_EVERY_MS = 60_000;
-
-/** Wires VOD statistics: the embedded store and the file journal under `<data dir>/vod-stats`. */
+/** Wires VOD statistics over the backends of the deployment mode. */
 export function createVodStats(deps: VodStatsDeps): VodStats {
-  const { config, clock } = deps;
-  const log = pino({ name: 'vod-stats', level: config.logLevel });
-  const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs });
-  const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), warn: (message) => log.warn(message) });
-  const ingest = new EventIngestService({
-    store,
-    journal,
-    clock,
-    errorReports: { submit: (report) => deps.errorReports().submit(report) },
-    onError: (message, err) => log.error({ err }, message),
-  });
-  registerVodStatsMetrics(deps.metrics.registry, ingest, store);
-
-  let cancelPrune: (() => void) | undefined;
-  let running = false;
-  const schedulePrune = () => {
-    if (!running) return;
-    cancelPrune = clock.setTimer(() => {
-      schedulePrune();
-      void store.prune().catch((err: unknown) => log.error({ err }, 'vod-stats prune failed'));
-    }, PRUNE_EVERY_MS);
-  };
-
-  const work = {
-    name: 'vod-stats',
-    async start() {
-      const restored = await ingest.restore();
-      if (restored.batches > 0 || restored.snapshotSeq > 0) log.info(restored, 'vod-stats restored from snapshot and journal');
-      if (restored.truncatedBytes > 0) log.warn(restored, 'vod-stats journal had a torn tail (crash mid-write); cut it off');
-      running = true;
-      schedulePrune();
-    },
-    async stop() {
-      running = false;
-      cancelPrune?.();
-      cancelPrune = undefined;
-      // A snapshot on the way down makes the next start quick.
-      if (ingest.journalBacklog() > 0) await ingest.snapshot().catch((err: unknown) => log.error({ err }, 'vod-stats snapshot on stop failed'));
-      await ingest.close();
-    },
-  };
-  return { ingest, service: new VodStatsService(store), store, work };
+  const backend: Omit<VodStats, 'service' | 'admin'> = deps.cluster ? createClusterStats(deps, deps.cluster) : createEmbeddedStats(deps);
+  return { ...backend, service: new VodStatsService(backend.store), admin: new StatsAdminService(backend.rebuild) };
 }

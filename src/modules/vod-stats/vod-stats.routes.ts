@@ -4,7 +4,7 @@ import { AppError } from '../../platform/errors.js';
 import { assertOwnWorkspace, authOf } from '../../platform/http/auth-hook.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
-import type { EventIngestService } from './event-ingest.service.js';
+import type { EventIngest } from './ingest/event-ingest.js';
 import { IngestResultSchema, MAX_EVENT_BATCH_BYTES, PlaybackEventInputSchema } from './events.schema.js';
 import {
   AllAssetsQuerySchema,
@@ -19,11 +19,13 @@ import {
 } from './vod-stats.schema.js';
 import { assetIdList } from './vod-stats.service.js';
 import type { VodStatsService } from './vod-stats.service.js';
+import { statsAdminRoutes } from './stats-admin.routes.js';
+import type { StatsAdminService } from './stats-admin.service.js';
 import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
 
 export interface VodStatsRouteDeps {
-  /** The embedded pipeline, or cluster mode's (same `ingest`). */
-  vodStats: { ingest: Pick<EventIngestService, 'ingest'>; service: VodStatsService };
+  /** The ingest of the mode's backends (embedded or cluster pipeline), the queries, the admin rebuild. */
+  vodStats: { ingest: EventIngest; service: VodStatsService; admin: StatsAdminService };
 }
 
 const tags = ['vod-stats'];
@@ -52,9 +54,10 @@ const requireIdList = async (request: FastifyRequest): Promise<void> => {
   }
 };
 
-/** Ingest and the four read-only statistics endpoints. */
+/** Ingest, the four read-only statistics endpoints, and the admin rebuild. */
 export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise<void> {
   const { ingest, service } = deps.vodStats;
+  await statsAdminRoutes(api, deps);
 
   // Events arrive as raw bytes in both content types: journaled exactly as received, then
   // validated event by event by the batch parser (a generic body validator would reject the

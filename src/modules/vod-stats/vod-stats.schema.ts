@@ -91,3 +91,12 @@ export const SearchQuerySchema = Type.Object({
   asset_ids: Type.String({ minLength: 1, description: 'Comma-separated asset ids (1-1000)' }),
 });
 export type SearchQuery = Static<typeof SearchQuerySchema>;
+
+/** The answer of the admin API's statistics rebuild (cluster mode). */
+export const RebuildResultSchema = Type.Object({
+  '@type': Type.Literal('StatsRebuild'),
+  batches: Type.Integer({ description: 'Journal batches replayed (the 24-hour window plus one hour)' }),
+  events: Type.Integer({ description: 'Events counted again' }),
+  last_seq: Type.Integer({ description: 'Journal position of the last batch replayed' }),
+});
+export type RebuildResultView = Static<typeof RebuildResultSchema>;

@@ -1,5 +1,5 @@
 import { AppError } from '../../platform/errors.js';
-import type { AssetStats, OwnerSummary, StatsStore } from './stats-store.js';
+import type { AssetStats, OwnerSummary, StatsStore } from './store/stats-store.js';
 import { MAX_SEARCH_IDS, MAX_TOP } from './vod-stats.schema.js';
 
 const searchRule = `asset_ids must be a non-empty list of at most ${MAX_SEARCH_IDS} asset ids`;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Value } from '@sinclair/typebox/value';
-import type { AssetStats, WindowStats } from './stats-store.js';
+import type { AssetStats, WindowStats } from './store/stats-store.js';
 import { isoMicros } from './stats-window.js';
 import { VodStatsCollectionSchema, VodStatsSchema, VodStatsSummarySchema } from './vod-stats.schema.js';
 import { vodStatsBody, vodStatsCollectionBody, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';

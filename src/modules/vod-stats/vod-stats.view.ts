@@ -1,4 +1,4 @@
-import type { AssetStats, LatencySummary, OwnerSummary, WindowStats } from './stats-store.js';
+import type { AssetStats, LatencySummary, OwnerSummary, WindowStats } from './store/stats-store.js';
 import { isoMicros } from './stats-window.js';
 import type { StatsBody, VodStatsBody, VodStatsCollectionBody, VodStatsSummaryBody } from './vod-stats.schema.js';
 

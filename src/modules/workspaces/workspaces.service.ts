@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { KeyKind, SigningKey } from '../../platform/auth/signing-key.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import * as repo from './workspaces.repository.js';
-
-export type KeyKind = 'api' | 'ingest';
 
 export interface Workspace {
   id: string;
@@ -123,11 +122,4 @@ export class WorkspaceService {
       revoked: row.revoked_at !== null,
     }));
   }
-}
-
-export interface SigningKey {
-  id: string;
-  kind: KeyKind;
-  secret: Buffer;
-  revoked: boolean;
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import type { KeyKind } from '../../modules/workspaces/workspaces.service.js';
+import type { KeyKind } from './signing-key.js';
 import type { KeyRing } from './key-ring.js';
 import { decodeMsg, signatureOf, signaturesEqual } from './v4-signature.js';
 

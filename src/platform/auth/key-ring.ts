@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { SigningKey } from '../../modules/workspaces/workspaces.service.js';
+import type { SigningKey } from './signing-key.js';
 
 export type SigningKeyLoader = (owner: string) => Promise<SigningKey[] | null>;
 

@@ -2,7 +2,7 @@ import type { ErrorReportingTables } from '../../modules/error-reporting/error-r
 import type { ManagedSlicerTables } from '../../modules/managed-slicers/managed-slicers.tables.js';
 import type { SyndicationTables } from '../../modules/syndication/syndication.tables.js';
 import type { PlaybackEdgeTables } from '../../modules/playback-edge/playback-edge.tables.js';
-import type { ClusterTables } from '../../modules/cluster/cluster.tables.js';
+import type { VodStatsJournalTables } from '../../modules/vod-stats/journal/journal.tables.js';
 
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
@@ -33,4 +33,4 @@ export interface FoundationTables {
   api_keys: ApiKeyTable;
 }
 
-export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, ClusterTables {}
+export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables {}

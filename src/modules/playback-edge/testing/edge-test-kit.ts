@@ -1,8 +1,7 @@
 import type { FakeClock } from '../../../platform/clock.js';
-import type { Runtime } from '../../../runtime.js';
 import type { PlaybackEvent } from '../../vod-stats/events.schema.js';
 import type { AdDecisionServer } from '../ad-decision.js';
-import { createPlaybackEdge, type PlaybackEdge } from '../playback-edge.module.js';
+import type { PlaybackEdgeOverrides } from '../playback-edge.module.js';
 import type { PlaybackEventSink } from '../playback-events.js';
 import { playbackSignature } from '../playback-token.js';
 
@@ -18,8 +17,10 @@ export class FakeStopwatch {
 
 /** Keeps a copy of every event and passes it on (to the real statistics ingest). */
 export class TeeEventSink implements PlaybackEventSink {
-  readonly events: PlaybackEvent[] = [];
-  constructor(private readonly next: PlaybackEventSink) {}
+  constructor(
+    private readonly next: PlaybackEventSink,
+    readonly events: PlaybackEvent[] = [],
+  ) {}
   emit(events: readonly PlaybackEvent[]): void {
     this.events.push(...events);
     this.next.emit(events);
@@ -30,33 +31,26 @@ export class TeeEventSink implements PlaybackEventSink {
 }
 
 export interface TestEdge {
-  edge: PlaybackEdge;
+  /** Give these to the runtime: `createTestApp({ overrides: { playbackEdge: kit.overrides } })`. */
+  overrides: PlaybackEdgeOverrides;
   /** Every event the edge emitted, in order. */
   events: PlaybackEvent[];
   stopwatch: FakeStopwatch;
 }
 
 /**
- * Replaces the runtime's playback edge with one on fake ports (stopwatch, optionally the ad
- * decision server) whose events are recorded and still go through the real statistics ingest.
+ * Overrides for a playback edge on fake ports (stopwatch, optionally the ad decision server)
+ * whose events are recorded and still go through the real statistics ingest.
  */
-export function installTestEdge(runtime: Runtime, overrides: { adDecisions?: AdDecisionServer; stepMs?: number } = {}): TestEdge {
-  const stopwatch = new FakeStopwatch(overrides.stepMs);
-  const tee = new TeeEventSink(runtime.playbackEdge.events);
-  const edge = createPlaybackEdge(
-    {
-      config: { logLevel: 'silent' },
-      clock: runtime.clock,
-      ids: runtime.ids,
-      storage: runtime.storage,
-      box: runtime.box,
-      signingKeys: (owner) => runtime.keyRing.get(owner),
-      ingest: (body, kind, auth) => runtime.vodStats.ingest.ingest(body, kind, auth),
-    },
-    { events: tee, stopwatch: stopwatch.read, ...(overrides.adDecisions ? { adDecisions: overrides.adDecisions } : {}) },
-  );
-  runtime.playbackEdge = edge;
-  return { edge, events: tee.events, stopwatch };
+export function testEdge(options: { adDecisions?: AdDecisionServer; stepMs?: number } = {}): TestEdge {
+  const stopwatch = new FakeStopwatch(options.stepMs);
+  const events: PlaybackEvent[] = [];
+  const overrides: PlaybackEdgeOverrides = {
+    events: (toIngest) => new TeeEventSink(toIngest, events),
+    stopwatch: stopwatch.read,
+    ...(options.adDecisions ? { adDecisions: options.adDecisions } : {}),
+  };
+  return { overrides, events, stopwatch };
 }
 
 /** A playback URL path with exactly these parameters; `key` null leaves sig out, '' sends it empty. */

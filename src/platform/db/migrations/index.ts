@@ -4,12 +4,13 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
-import { clusterMigration } from '../../../modules/cluster/cluster.migration.js';
+import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
  * 0001-0099 foundation, 0100 vod-stats, 0200 error-reporting, 0300 syndication,
- * 0400 managed-slicers, 0500 playback-edge, 0600 cluster.
+ * 0400 managed-slicers, 0500 playback-edge, 0600 vod-stats journal of cluster mode (named
+ * '0600_cluster' when it lived in modules/cluster: an executed name must stay registered).
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
@@ -17,5 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0300_syndication': syndicationMigration,
   '0400_managed_slicers': managedSlicersMigration,
   '0500_playback_edge': playbackEdgeMigration,
-  '0600_cluster': clusterMigration,
+  '0600_cluster': journalMigration,
+  '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
 };

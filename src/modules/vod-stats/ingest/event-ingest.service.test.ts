@@ -1,0 +1,161 @@
+import { afterEach, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock } from '../../../platform/clock.js';
+import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js';
+import { AppError } from '../../../platform/errors.js';
+import { EventIngestService } from './event-ingest.service.js';
+import { FileEventJournal } from '../journal/file-journal.js';
+import type { EventJournal } from '../journal/journal.js';
+import { MemoryStatsStore } from '../store/memory-stats-store.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'playline-ingest-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
+
+const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number } = {}) => {
+  const store = new MemoryStatsStore({ clock });
+  const reports: PlaybackErrorReport[] = [];
+  const service = new EventIngestService({
+    store,
+    journal: options.journal ?? new FileEventJournal({ dir }),
+    clock,
+    errorReports: { submit: (r) => reports.push(r) },
+    snapshotMinBytes: options.snapshotMinBytes ?? 1 << 30,
+  });
+  const restored = await service.restore();
+  return { store, service, reports, restored };
+};
+
+const ndjson = (...events: Record<string, unknown>[]) =>
+  Buffer.from(events.map((e) => JSON.stringify({ owner: 'ws1', asset_id: 'a1', session_id: 's1', ...e })).join('\n'));
+const auth = { owner: 'ws1', anyOwner: false };
+
+/** Every statistic of the given assets, as a client would compare them. */
+const everything = async (store: MemoryStatsStore, assets: string[]) => ({
+  assets: await Promise.all(assets.map((a) => store.get('ws1', a))),
+  top: await store.top('ws1', 100),
+  summary: await store.summary('ws1'),
+});
+
+test('an accepted batch is counted, and a restart restores exactly the same statistics', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  const result = await first.service.ingest(
+    ndjson({ type: 'start' }, { type: 'manifest', latency_ms: 12 }, { type: 'bogus' }, { type: 'start', asset_id: 'a2', session_id: 's2' }),
+    'ndjson',
+    auth,
+  );
+  assert.equal(result.accepted, 3);
+  assert.deepEqual(result.rejected.map((r) => r.index), [2]);
+  clock.advance(61_000);
+  await first.service.ingest(Buffer.from(JSON.stringify([{ type: 'start', owner: 'ws1', asset_id: 'a1', session_id: 's3' }])), 'json', auth);
+  const before = await everything(first.store, ['a1', 'a2']);
+  assert.equal(before.assets[0]?.stats.new, 2);
+  await first.service.close();
+
+  const second = await open(clock);
+  assert.equal(second.restored.batches, 2);
+  assert.deepEqual(await everything(second.store, ['a1', 'a2']), before);
+  await second.service.close();
+});
+
+test('a snapshot plus the journal after it restores the same statistics, and later batches continue the sequence', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  for (let i = 0; i < 20; i++) {
+    clock.advance(7_000);
+    await first.service.ingest(ndjson({ type: 'start', asset_id: `a${i % 4}`, session_id: `s${i}` }, { type: 'request', asset_id: `a${i % 4}` }), 'ndjson', auth);
+    if (i === 9) await first.service.snapshot();
+  }
+  const before = await everything(first.store, ['a0', 'a1', 'a2', 'a3']);
+  await first.service.close();
+  assert.equal((await readdir(dir)).filter((f) => f.startsWith('snapshot-')).length, 1);
+
+  const second = await open(clock);
+  assert.equal(second.restored.snapshotSeq, 10);
+  assert.equal(second.restored.batches, 10);
+  assert.deepEqual(await everything(second.store, ['a0', 'a1', 'a2', 'a3']), before);
+  await second.service.ingest(ndjson({ type: 'start', session_id: 'late' }), 'ndjson', auth);
+  await second.service.close();
+  const third = await open(clock);
+  assert.equal(third.restored.lastSeq, 21);
+  await third.service.close();
+});
+
+test('snapshots are taken by themselves once the journal has grown enough', async () => {
+  const clock = new FakeClock(T0);
+  const { service } = await open(clock, { snapshotMinBytes: 2_000 });
+  for (let i = 0; i < 30; i++) await service.ingest(ndjson({ type: 'start', session_id: `s${i}` }), 'ndjson', auth);
+  await service.drain();
+  assert.ok((await readdir(dir)).some((f) => f.startsWith('snapshot-')));
+  await service.close();
+});
+
+test('accepted error events go to the error report sink with the payload fields', async () => {
+  const clock = new FakeClock(T0);
+  const { service, reports } = await open(clock);
+  await service.ingest(
+    ndjson(
+      { type: 'error', error_code: 104, http_status: 403, url: 'https://x/play/a1.m3u8', ip: '10.0.0.1', ua: 'UA', msg: 'expired', ts: T0 - 1500 },
+      { type: 'error', error_code: 110 },
+      { type: 'start' },
+    ),
+    'ndjson',
+    auth,
+  );
+  assert.deepEqual(reports, [
+    { owner: 'ws1', url: 'https://x/play/a1.m3u8', ip: '10.0.0.1', code: 403, ua: 'UA', msg: 'expired', timestamp: Math.floor((T0 - 1500) / 1000), errorCode: 104 },
+    { owner: 'ws1', url: '', ip: '', code: 400, ua: '', msg: 'Invalid token signature', timestamp: T0 / 1000, errorCode: 110 },
+  ]);
+  await service.close();
+});
+
+test('a batch the journal cannot store is refused (503) and not counted', async () => {
+  const clock = new FakeClock(T0);
+  const failing: EventJournal = {
+    replay: () => Promise.resolve({ snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0 }),
+    append: () => Promise.reject(new Error('disk full')),
+    writeSnapshot: () => Promise.resolve(),
+    usage: () => ({ segments: 0, journalBytes: 0, snapshotBytes: 0, bytesSinceSnapshot: 0 }),
+    close: () => Promise.resolve(),
+  };
+  const { service, store } = await open(clock, { journal: failing });
+  await assert.rejects(service.ingest(ndjson({ type: 'start' }), 'ndjson', auth), (e: unknown) => e instanceof AppError && e.code === 'service_unavailable');
+  assert.equal(await store.get('ws1', 'a1'), undefined);
+  // A batch with nothing acceptable never touches the journal.
+  assert.deepEqual(await service.ingest(ndjson({ type: 'bogus' }), 'ndjson', auth), {
+    accepted: 0,
+    rejected: [{ index: 0, code: 'invalid_field', detail: 'type must be one of request, manifest, ad, start, error' }],
+  });
+});
+
+test('batches ingested while a snapshot is being copied are neither lost nor counted twice', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  const many = Array.from({ length: 3000 }, (_, i) => ({ type: 'start', asset_id: `m${i}`, session_id: `s${i}` }));
+  await first.service.ingest(ndjson(...many), 'ndjson', auth);
+  // The copy yields to the event loop every 2000 lines: these batches arrive in the middle of it.
+  const snapshot = first.service.snapshot();
+  const during = Array.from({ length: 5 }, (_, i) =>
+    first.service.ingest(ndjson({ type: 'start', asset_id: `m${i}`, session_id: `late${i}` }), 'ndjson', auth),
+  );
+  await Promise.all([snapshot, ...during]);
+  const ids = ['m0', 'm1', 'm4', 'm5', 'm2999'];
+  const before = await everything(first.store, ids);
+  assert.equal(before.assets[0]?.stats.new, 2);
+  await first.service.close();
+  const second = await open(clock);
+  assert.equal(second.restored.snapshotSeq >= 1, true);
+  assert.deepEqual(await everything(second.store, ids), before);
+  assert.equal((await second.store.size()).assets, 3000);
+  await second.service.close();
+});

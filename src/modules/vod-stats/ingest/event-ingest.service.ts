@@ -1,0 +1,169 @@
+import type { Clock } from '../../../platform/clock.js';
+import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
+import { AppError } from '../../../platform/errors.js';
+import { parseEventBatch } from './event-batch.js';
+import type { EventBatchKind } from './event-batch.js';
+import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
+import type { IngestResult, PlaybackEvent } from '../events.schema.js';
+import type { EventJournal, ReplayResult } from '../journal/journal.js';
+import type { StatsStore } from '../store/stats-store.js';
+
+/** A store the ingest pipeline can snapshot (the embedded one); a shared store needs none. */
+export interface SnapshottableStore extends StatsStore {
+  recordSync(events: readonly PlaybackEvent[], receivedAt: number): void;
+  freeze(): void;
+  thaw(): void;
+  snapshotLines(): Iterable<string>;
+  restoreSnapshot(lines: Iterable<string>): void;
+}
+
+export interface EventIngestOptions {
+  store: SnapshottableStore;
+  journal: EventJournal;
+  clock: Clock;
+  errorReports: ErrorReportSink;
+  /** Snapshot once the journal since the last one exceeds this (and twice the last snapshot). */
+  snapshotMinBytes?: number;
+  /** Snapshot at least this often while events arrive. */
+  snapshotEveryMs?: number;
+  onError?: (message: string, error: unknown) => void;
+}
+
+const LINES_PER_SLICE = 2000;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The embedded ingest pipeline: parse → journal durably (group commit) → count, strictly in
+ * journal order, so replaying the journal on start rebuilds exactly the same statistics. A batch
+ * is answered only once it is durable and visible.
+ */
+export class EventIngestService implements EventIngest {
+  private readonly store: SnapshottableStore;
+  private readonly journal: EventJournal;
+  private readonly clock: Clock;
+  private readonly intake: BatchIntake;
+  private readonly snapshotMinBytes: number;
+  private readonly snapshotEveryMs: number;
+  private readonly onError: (message: string, error: unknown) => void;
+  private seq = 0;
+  private appliedSeq = 0;
+  /** Every batch is counted after the one before it: journal order is counting order. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private snapshotting: Promise<void> | null = null;
+  private lastSnapshotAt: number;
+  private lastSnapshotBytes = 0;
+  private restored = false;
+
+  constructor(options: EventIngestOptions) {
+    this.store = options.store;
+    this.journal = options.journal;
+    this.clock = options.clock;
+    this.intake = new BatchIntake(options.clock, options.errorReports);
+    this.snapshotMinBytes = options.snapshotMinBytes ?? 512 * 1024 * 1024;
+    this.snapshotEveryMs = options.snapshotEveryMs ?? 10 * 60_000;
+    this.onError = options.onError ?? (() => undefined);
+    this.lastSnapshotAt = this.clock.now();
+  }
+
+  /** Rebuilds the store from the latest snapshot and the journal after it. Call once, before ingest. */
+  async restore(): Promise<ReplayResult> {
+    const result = await this.journal.replay({
+      snapshot: (_seq, lines) => this.store.restoreSnapshot(lines),
+      batch: (b) => {
+        const { events } = parseEventBatch(b.body, b.kind, { authOwner: b.authOwner, anyOwner: b.anyOwner, now: b.receivedAt });
+        this.store.recordSync(events, b.receivedAt);
+      },
+    });
+    this.seq = this.appliedSeq = result.lastSeq;
+    this.lastSnapshotAt = this.clock.now();
+    this.restored = true;
+    return result;
+  }
+
+  /** Running totals, for metrics. */
+  get totals(): Readonly<IngestTotals> {
+    return this.intake.totals;
+  }
+
+  async ingest(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<IngestResult> {
+    if (!this.restored) throw new AppError('service_unavailable', 'Statistics are still being restored; retry shortly');
+    const batch = this.intake.receive(body, kind, auth);
+    const { receivedAt, events } = batch;
+    if (events.length === 0) return { accepted: 0, rejected: batch.rejected };
+    const seq = ++this.seq;
+    const durable = this.journal.append({ seq, receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body });
+    const counted = this.tail
+      .then(() => durable)
+      .then(() => {
+        this.store.recordSync(events, receivedAt);
+        this.appliedSeq = seq;
+      });
+    this.tail = counted.catch(() => undefined);
+    try {
+      await counted;
+    } catch (error) {
+      throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
+    }
+    const result = this.intake.accept(batch);
+    this.maybeSnapshot();
+    return result;
+  }
+
+  private maybeSnapshot(): void {
+    if (this.snapshotting !== null) return;
+    const since = this.journal.usage().bytesSinceSnapshot;
+    const due =
+      since >= Math.max(this.snapshotMinBytes, 2 * this.lastSnapshotBytes) ||
+      (since > 0 && this.clock.now() - this.lastSnapshotAt >= this.snapshotEveryMs);
+    if (due) void this.snapshot().catch((error: unknown) => this.onError('vod-stats snapshot failed', error));
+  }
+
+  /**
+   * Writes a snapshot of everything counted so far and lets the journal drop what it covers.
+   * Counting pauses only while the state is copied (in slices, so reads go on meanwhile).
+   */
+  snapshot(): Promise<void> {
+    if (this.snapshotting !== null) return this.snapshotting;
+    const run = async () => {
+      const lines: string[] = [];
+      let seq = 0;
+      const copied = this.tail.then(async () => {
+        seq = this.appliedSeq;
+        this.store.freeze();
+        try {
+          for (const line of this.store.snapshotLines()) {
+            lines.push(line);
+            if (lines.length % LINES_PER_SLICE === 0) await yieldToEventLoop();
+          }
+        } finally {
+          this.store.thaw();
+        }
+      });
+      this.tail = copied.catch(() => undefined);
+      await copied;
+      await this.journal.writeSnapshot(seq, lines);
+      this.lastSnapshotAt = this.clock.now();
+      this.lastSnapshotBytes = this.journal.usage().snapshotBytes;
+    };
+    this.snapshotting = run().finally(() => {
+      this.snapshotting = null;
+    });
+    return this.snapshotting;
+  }
+
+  /** Journal bytes a restart would replay on top of the latest snapshot. */
+  journalBacklog(): number {
+    return this.journal.usage().bytesSinceSnapshot;
+  }
+
+  /** Waits for every batch in flight and any snapshot being written. */
+  async drain(): Promise<void> {
+    await this.tail;
+    if (this.snapshotting !== null) await this.snapshotting.catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    await this.journal.close();
+  }
+}

@@ -1,0 +1,56 @@
+import { PostgresAdapter, type Kysely, type Migration } from 'kysely';
+
+const isPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+/**
+ * The ingest journal of cluster mode (created on both engines; only PostgreSQL deployments fill
+ * it). Registered as '0600_cluster', the name it ran under when it lived in modules/cluster.
+ * It also created `vod_stats_snapshots`, which no code uses any more: dropSnapshotsMigration.
+ */
+export const journalMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    // A database-assigned order and a binary body: the spots where the engines differ.
+    const table = db.schema.createTable('vod_stats_journal');
+    const withSeq = isPostgres(db)
+      ? table.addColumn('seq', 'bigserial', (c) => c.primaryKey()).addColumn('body', 'bytea', (c) => c.notNull())
+      : table.addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement()).addColumn('body', 'blob', (c) => c.notNull());
+    await withSeq
+      .addColumn('received_at', 'bigint', (c) => c.notNull())
+      .addColumn('kind', 'varchar(8)', (c) => c.notNull())
+      .addColumn('auth_owner', 'varchar(256)', (c) => c.notNull())
+      .addColumn('any_owner', 'integer', (c) => c.notNull())
+      .addColumn('events', 'integer', (c) => c.notNull())
+      .addColumn('instance_id', 'varchar(128)', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('vod_stats_journal_received').on('vod_stats_journal').columns(['received_at']).execute();
+    await db.schema.createIndex('vod_stats_journal_instance').on('vod_stats_journal').columns(['instance_id', 'seq']).execute();
+    await db.schema
+      .createTable('vod_stats_snapshots')
+      .addColumn('seq', 'bigint', (c) => c.primaryKey())
+      .addColumn('lines', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('vod_stats_snapshots').execute();
+    await db.schema.dropTable('vod_stats_journal').execute();
+  },
+};
+
+/**
+ * Drops the snapshot table of a PostgreSQL journal for the embedded pipeline that was never used
+ * ('0601_vod_stats_drop_snapshots'; the migration that created it stays, as Kysely requires).
+ */
+export const dropSnapshotsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.dropTable('vod_stats_snapshots').ifExists().execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('vod_stats_snapshots')
+      .addColumn('seq', 'bigint', (c) => c.primaryKey())
+      .addColumn('lines', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+};

@@ -1,0 +1,59 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Db } from '../../../platform/db/database.js';
+import type { StoredBatch } from './cluster-journal.js';
+import type { VodStatsJournalTable } from './journal.tables.js';
+
+type JournalRow = Selectable<VodStatsJournalTable>;
+export type NewJournalRow = Insertable<VodStatsJournalTable>;
+
+const toBatch = (row: JournalRow): StoredBatch => ({
+  seq: Number(row.seq),
+  receivedAt: Number(row.received_at),
+  kind: row.kind === 'json' ? 'json' : 'ndjson',
+  authOwner: row.auth_owner,
+  anyOwner: row.any_owner === 1,
+  body: Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body),
+  events: Number(row.events),
+  instanceId: row.instance_id,
+});
+
+/** Inserts rows in one statement; resolves with their seqs in the order given. */
+export async function insertBatches(db: Db, rows: NewJournalRow[]): Promise<number[]> {
+  const inserted = await db.insertInto('vod_stats_journal').values(rows).returning('seq').execute();
+  // The database numbers the rows of one VALUES list in order: ascending seqs are that order.
+  return inserted.map((r) => Number(r.seq)).sort((a, b) => a - b);
+}
+
+/** Batches with seq > `afterSeq` (and received at or after `since`), in journal order. */
+export async function batchesAfter(db: Db, afterSeq: number, limit: number, since = 0): Promise<StoredBatch[]> {
+  const rows = await db
+    .selectFrom('vod_stats_journal')
+    .selectAll()
+    .where('seq', '>', afterSeq)
+    .where('received_at', '>=', since)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map(toBatch);
+}
+
+/** Batches one instance journaled at or after `since` (its own clock), in journal order. */
+export async function batchesOfInstance(db: Db, instanceId: string, since: number, afterSeq: number, limit: number): Promise<StoredBatch[]> {
+  const rows = await db
+    .selectFrom('vod_stats_journal')
+    .selectAll()
+    .where('instance_id', '=', instanceId)
+    .where('received_at', '>=', since)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map(toBatch);
+}
+
+/** Deletes up to `limit` batches received before `cutoff`; returns how many. */
+export async function deleteBatchesBefore(db: Db, cutoff: number, limit: number): Promise<number> {
+  const doomed = db.selectFrom('vod_stats_journal').select('seq').where('received_at', '<', cutoff).orderBy('seq').limit(limit);
+  const result = await db.deleteFrom('vod_stats_journal').where('seq', 'in', doomed).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

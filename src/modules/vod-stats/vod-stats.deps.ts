@@ -1,0 +1,25 @@
+import type { Registry } from 'prom-client';
+import type { Clock } from '../../platform/clock.js';
+import type { Cluster } from '../../platform/cluster/cluster.js';
+import type { Config } from '../../platform/config.js';
+import type { Storage } from '../../platform/db/database.js';
+import type { ErrorReportSink } from '../../platform/error-report-sink.js';
+
+/** The runtime pieces VOD statistics are built from (a structural subset of `Runtime`). */
+export interface VodStatsDeps {
+  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel'>;
+  clock: Clock;
+  storage: Pick<Storage, 'db'>;
+  /** Where accepted error events go; read at each submit, so it may be replaced later. */
+  errorReports: () => ErrorReportSink;
+  metrics: { registry: Registry };
+  /** Cluster mode: statistics in Redis, the journal in PostgreSQL. Undefined: embedded (memory and files). */
+  cluster: Cluster | undefined;
+}
+
+/** What either ingest pipeline takes from the runtime: the clock, the error report sink, a log for failures. */
+export const pipelineDeps = (deps: VodStatsDeps, log: { error(obj: object, msg: string): void }) => ({
+  clock: deps.clock,
+  errorReports: { submit: (report) => deps.errorReports().submit(report) } satisfies ErrorReportSink,
+  onError: (message: string, err: unknown) => log.error({ err }, message),
+});

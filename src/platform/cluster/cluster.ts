@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import type { BackgroundWork } from '../background-work.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Storage } from '../db/database.js';
+import { ChangeFeed } from './change-feed.js';
+import { Membership, type ClusterLog } from './membership.js';
+
+export interface ClusterDeps {
+  config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'logLevel'>;
+  clock: Clock;
+  /** Checked only: cluster mode shares a PostgreSQL database. */
+  storage: Pick<Storage, 'engine'>;
+  /** Names this process in the journal and the registry (default host:pid:random). */
+  instanceId?: string;
+}
+
+/** What cluster mode adds to a runtime: the shared Redis connections, the change feed and the membership. */
+export interface Cluster {
+  instanceId: string;
+  redis: Redis;
+  /** Every Redis key and channel of this deployment starts with it (PLAYLINE_REDIS_PREFIX). */
+  prefix: string;
+  feed: ChangeFeed;
+  membership: Membership;
+  log: ClusterLog;
+  /** Connects to Redis first of all background work; disconnects last. */
+  connection: BackgroundWork;
+}
+
+const redisOptions = { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5000 } as const;
+
+/** Cluster mode's connections (PLAYLINE_DATABASE_URL and PLAYLINE_REDIS_URL set). */
+export function createCluster(deps: ClusterDeps): Cluster {
+  const { config, clock, storage } = deps;
+  if (config.redisUrl === undefined || storage.engine !== 'postgres') {
+    throw new Error('cluster mode needs PostgreSQL storage and PLAYLINE_REDIS_URL');
+  }
+  const redisUrl = config.redisUrl;
+  const prefix = config.redisPrefix;
+  const log = pino({ name: 'cluster', level: config.logLevel });
+  const instanceId = deps.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const redis = new Redis(redisUrl, redisOptions);
+  const subscriber = new Redis(redisUrl, { ...redisOptions, maxRetriesPerRequest: null });
+  for (const client of [redis, subscriber]) client.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis connection problem'));
+  const feed = new ChangeFeed({ publisher: redis, subscriber, prefix: `${prefix}feed:`, instanceId });
+  const membership = new Membership({ redis, prefix: `${prefix}cluster:`, instanceId, clock, log });
+  const connection: BackgroundWork = {
+    name: 'cluster connection',
+    async start() {
+      try {
+        await Promise.all([redis.connect(), subscriber.connect()]);
+      } catch (err) {
+        throw new Error(`Redis is not reachable at ${redactUrl(redisUrl)}: ${(err as Error).message}`, { cause: err });
+      }
+      log.info({ instanceId }, 'joined the cluster');
+    },
+    async stop() {
+      await feed.close();
+      await Promise.all([redis.quit().catch(() => redis.disconnect()), subscriber.quit().catch(() => subscriber.disconnect())]);
+    },
+  };
+  return { instanceId, redis, prefix, feed, membership, log, connection };
+}
+
+/** A URL without its password, for messages. */
+const redactUrl = (url: string): string => url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
