@@ -1,19 +1,31 @@
-/** Time rules of VOD statistics, shared by the parser, the stores and the view. */
+/** Time rules of VOD statistics, shared by the parser, the stores (memory and Redis) and the view. */
 
+export const SECOND_MS = 1000;
 export const MINUTE_MS = 60_000;
-/** A window is this many minute buckets, ending with its anchor minute. */
-export const WINDOW_MINUTES = 3;
+/**
+ * A window is this many seconds, ending with (and including) its last second: an asset's window
+ * ends at the second of its most recent start, the owner summary's at the second of the query.
+ */
+export const WINDOW_S = 180;
 /** Statistics are served for this long after an asset's anchor (its most recent start). */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
 /**
- * How late (minutes after it happened, by receipt time) an event may arrive and still anchor a
- * window or open a bucket, unless a store is given another value. Later events count only inside
- * their asset's current window.
+ * Before its first start an asset is anchored by its latest event, and a start that arrives
+ * later may move the anchor back. Per-second detail of such an asset is kept this much longer
+ * than its window, so a first start reported up to 5 minutes after later events of the same
+ * asset still gets an exact window.
  */
-export const LATE_MINUTES = 5;
+export const FIRST_START_GRACE_S = 300;
+/** Distinct assets a workspace may hold in its statistics; events for more are dropped (and counted). */
+export const DEFAULT_MAX_ASSETS_PER_WORKSPACE = 100_000;
 
+/** The UTC second (seconds since the epoch) holding `ms`. */
+export const secondOf = (ms: number): number => Math.floor(ms / SECOND_MS);
 /** The UTC minute (minutes since the epoch) holding `ms`. */
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
+
+/** The first second of the window that ends with second `last`. */
+export const windowStart = (last: number): number => last - WINDOW_S + 1;
 
 let lastMs = NaN;
 let lastIso = '';

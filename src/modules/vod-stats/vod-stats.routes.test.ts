@@ -76,9 +76,9 @@ describe('VOD statistics endpoints', () => {
       { type: 'start', asset_id: 'busy', session_id: 'b3', ts: T0 - 30_000 },
       { type: 'start', asset_id: 'ads', session_id: 'x1', ts: T0 - 20_000 },
       { type: 'ad', asset_id: 'ads', session_id: 'x1', latency_ms: 300, ts: T0 - 20_000 },
-      { type: 'error', asset_id: 'ads', session_id: 'x2', error_code: 103, ts: T0 - 15_000 },
-      { type: 'error', asset_id: 'ads', session_id: 'x3', error_code: 103, ts: T0 - 14_000 },
-      { type: 'error', asset_id: 'ads', session_id: 'x3', error_code: 103, ts: T0 - 13_000 },
+      { type: 'error', asset_id: 'ads', session_id: 'x2', error_code: 103, ts: T0 - 25_000 },
+      { type: 'error', asset_id: 'ads', session_id: 'x3', error_code: 103, ts: T0 - 24_000 },
+      { type: 'error', asset_id: 'ads', session_id: 'x3', error_code: 103, ts: T0 - 23_000 },
       { type: 'request', asset_id: 'quiet', session_id: 'q1', ts: T0 - 10_000 },
     );
     await t.other.client.vodStats.ingest([{ type: 'start', owner: t.other.workspace.id, asset_id: 'foreign', session_id: 'f' }]);

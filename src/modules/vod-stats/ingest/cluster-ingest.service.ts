@@ -81,7 +81,7 @@ export class ClusterIngestService implements EventIngest {
 
   private async countOrHold(batch: JournaledBatch): Promise<void> {
     try {
-      if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) === 'counted') return;
+      if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) !== 'busy') return;
     } catch (error) {
       this.o.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
     }

@@ -1,48 +1,38 @@
-import { MinuteBucket, sumWindow } from './minute-bucket.js';
+import { BucketSeries, F } from './bucket-series.js';
 import { RankedAssets } from './ranked-assets.js';
 import type { Rankable } from './ranked-assets.js';
+import { MarkTable, NONE } from './session-marks.js';
 import type { AssetStats, WindowStats } from './stats-store.js';
-import { WINDOW_MINUTES, minuteOf } from '../stats-window.js';
+import { FIRST_START_GRACE_S, WINDOW_S, secondOf, windowStart } from '../stats-window.js';
 
-/** "No minute / no time yet". Minutes and timestamps are never negative. */
-export const NONE = -1;
+export { NONE };
+
+/** Offsets of the three session kinds in a session mark entry ([hash, manifest, ad, start]). */
+export const MARK = { manifest: 1, ad: 2, start: 3 } as const;
 
 /**
- * Dedupe entry of one playback session of one asset: the minute each kind was counted in
- * (NONE if not counted). `errors` is a flat [code, minute, code, minute, ...] list.
+ * The statistics state of one asset of one workspace:
+ * - `detail`: per-second counters from `floor` on (the window and anything after it), which
+ *   windows are summed from, exact to the second;
+ * - `history`: per-minute counters over the serving window (for history and for events too old
+ *   for any window: an accepted event is always counted somewhere);
+ * - dedupe marks per session and kind, and per session and error code, at the second counted.
  */
-export class SessionMarks {
-  manifest = NONE;
-  ad = NONE;
-  start = NONE;
-  errors: number[] | null = null;
-
-  constructor(readonly id: string) {}
-}
-
-/** Up to this many sessions an asset keeps its marks in a small array (a Map costs ~200 bytes empty). */
-const SMALL_SESSIONS = 8;
-
-/** The dedupe marks of one asset: a small array for the few sessions most assets have, else a Map. */
-export type SessionTable = SessionMarks[] | Map<string, SessionMarks>;
-
-export const sessionCount = (table: SessionTable | null): number =>
-  table === null ? 0 : Array.isArray(table) ? table.length : table.size;
-
-export const sessionList = (table: SessionTable | null): Iterable<SessionMarks> =>
-  table === null ? [] : Array.isArray(table) ? table : table.values();
-
-/** The statistics state of one asset of one workspace. */
 export class AssetState implements Rankable {
-  /** Most recent timely session start (Unix ms), NONE before the first. */
+  /** Most recent session start (Unix ms), NONE before the first. */
   startTs = NONE;
-  /** Most recent timely event of any kind (Unix ms). */
+  /** Most recent event of any kind (Unix ms). */
   latestTs = NONE;
-  /** Minute of the anchor (startTs, or latestTs before any start). */
-  anchorMinute = NONE;
-  /** Minute buckets in ascending minute order; a handful at most. */
-  buckets: MinuteBucket[] = [];
-  sessions: SessionTable | null = null;
+  /**
+   * First second whose detail still counts. Only moves forward (so what a window shows never
+   * depends on when prune ran): the window's first second, or before any start the grace
+   * before it (see FIRST_START_GRACE_S).
+   */
+  floor = NONE;
+  detail = new BucketSeries();
+  history = new BucketSeries();
+  sessions: MarkTable | null = null;
+  errorMarks: MarkTable | null = null;
   /** Distinct started sessions in the current window: the ranking key. */
   windowNew = 0;
   rankNew = 0;
@@ -64,93 +54,70 @@ export class AssetState implements Rankable {
     return this.startTs !== NONE ? this.startTs : this.latestTs;
   }
 
+  /** First second of the current window (never before `floor`). */
+  windowFirst(): number {
+    return Math.max(windowStart(secondOf(this.anchorTs)), this.floor);
+  }
+
+  inWindow(second: number): boolean {
+    return second >= this.windowFirst() && second <= secondOf(this.anchorTs);
+  }
+
   /**
-   * Whether a bucket of `minute` can still be shown by some query: inside the current window,
-   * or recent enough (>= `openFloor`) that a later timely start or the summary may cover it.
+   * After the anchor changed: moves the floor up to where the new anchor needs it and recounts
+   * the window's new sessions.
    */
-  isOpen(minute: number, openFloor: number): boolean {
-    return minute >= openFloor || (minute <= this.anchorMinute && minute > this.anchorMinute - WINDOW_MINUTES);
-  }
-
-  bucket(minute: number): MinuteBucket {
-    const buckets = this.buckets;
-    let i = buckets.length - 1;
-    while (i >= 0 && (buckets[i] as MinuteBucket).minute > minute) i--;
-    if (i >= 0 && (buckets[i] as MinuteBucket).minute === minute) return buckets[i] as MinuteBucket;
-    // Exact-size copies: a few buckets per asset, and push() would reserve 17 slots.
-    const created = new MinuteBucket(minute);
-    this.buckets = [...buckets.slice(0, i + 1), created, ...buckets.slice(i + 1)];
-    return created;
-  }
-
-  marks(sessionId: string): SessionMarks {
-    const sessions = this.sessions;
-    if (sessions === null) {
-      const marks = new SessionMarks(sessionId);
-      this.sessions = [marks];
-      return marks;
-    }
-    if (Array.isArray(sessions)) {
-      for (let i = 0; i < sessions.length; i++) if ((sessions[i] as SessionMarks).id === sessionId) return sessions[i] as SessionMarks;
-      const marks = new SessionMarks(sessionId);
-      if (sessions.length < SMALL_SESSIONS) this.sessions = [...sessions, marks];
-      else this.sessions = new Map([...sessions, marks].map((m) => [m.id, m]));
-      return marks;
-    }
-    let marks = sessions.get(sessionId);
-    if (marks === undefined) {
-      marks = new SessionMarks(sessionId);
-      sessions.set(sessionId, marks);
-    }
-    return marks;
-  }
-
-  /** Re-derives the anchor minute and the window's new-session count; true if the minute moved. */
-  reanchor(): boolean {
-    const minute = minuteOf(this.anchorTs);
-    if (minute === this.anchorMinute) return false;
-    this.anchorMinute = minute;
-    let starts = 0;
-    for (const b of this.buckets) if (b.minute <= minute && b.minute > minute - WINDOW_MINUTES) starts += b.starts;
-    this.windowNew = starts;
-    return true;
-  }
-
-  inWindow(minute: number): boolean {
-    return minute <= this.anchorMinute && minute > this.anchorMinute - WINDOW_MINUTES;
+  reanchor(): void {
+    const first = windowStart(secondOf(this.anchorTs));
+    const floor = this.startTs !== NONE ? first : first - FIRST_START_GRACE_S;
+    if (floor > this.floor) this.floor = floor;
+    this.windowNew = this.detail.total(this.windowFirst(), secondOf(this.anchorTs), F.starts);
   }
 
   windowStats(): WindowStats {
-    return sumWindow(this.buckets, this.anchorMinute - WINDOW_MINUTES + 1, this.anchorMinute);
+    return this.detail.sum(this.windowFirst(), secondOf(this.anchorTs));
   }
 
-  /** Drops buckets and dedupe marks no query can show any more; returns what was removed. */
-  prune(openFloor: number): { buckets: number; sessions: number } {
-    const before = this.buckets.length;
-    this.buckets = this.buckets.filter((b) => this.isOpen(b.minute, openFloor));
-    const sessionsBefore = sessionCount(this.sessions);
+  /**
+   * Whether a mark (or detail) at `second` can still matter: it is at or after the floor (in the
+   * window or ahead of it), or inside the owner summary of a batch received at `receivedSecond`.
+   */
+  isLive(second: number, receivedSecond: number): boolean {
+    return second >= this.floor || second > receivedSecond - WINDOW_S;
+  }
+
+  sessionTable(): MarkTable {
+    return (this.sessions ??= new MarkTable(4));
+  }
+
+  errorTable(): MarkTable {
+    return (this.errorMarks ??= new MarkTable(2));
+  }
+
+  /** Drops detail, history and marks no query can show any more; returns what was removed. */
+  prune(receivedSecond: number, historyFirstMinute: number): { buckets: number; sessions: number } {
+    const buckets = this.detail.dropBefore(this.floor) + this.history.dropBefore(historyFirstMinute);
+    const live = (second: number) => this.isLive(second, receivedSecond);
+    let sessions = 0;
     if (this.sessions !== null) {
-      const live = (minute: number): number => (minute !== NONE && this.isOpen(minute, openFloor) ? minute : NONE);
-      const kept: SessionMarks[] = [];
-      for (const marks of sessionList(this.sessions)) {
-        marks.manifest = live(marks.manifest);
-        marks.ad = live(marks.ad);
-        marks.start = live(marks.start);
-        if (marks.errors !== null) {
-          const kept: number[] = [];
-          for (let i = 0; i + 1 < marks.errors.length; i += 2) {
-            const minute = marks.errors[i + 1] as number;
-            if (this.isOpen(minute, openFloor)) kept.push(marks.errors[i] as number, minute);
-          }
-          marks.errors = kept.length > 0 ? kept : null;
-        }
-        if (marks.manifest !== NONE || marks.ad !== NONE || marks.start !== NONE || marks.errors !== null) kept.push(marks);
-      }
-      if (kept.length === 0) this.sessions = null;
-      else if (kept.length <= SMALL_SESSIONS) this.sessions = kept.length === sessionsBefore && Array.isArray(this.sessions) ? this.sessions : [...kept];
-      else if (kept.length < sessionsBefore) this.sessions = new Map(kept.map((m) => [m.id, m]));
+      sessions += this.sessions.prune(live);
+      if (this.sessions.size === 0) this.sessions = null;
     }
-    return { buckets: before - this.buckets.length, sessions: sessionsBefore - sessionCount(this.sessions) };
+    if (this.errorMarks !== null) {
+      sessions += this.errorMarks.prune(live);
+      if (this.errorMarks.size === 0) this.errorMarks = null;
+    }
+    return { buckets, sessions };
+  }
+
+  /** Detail and history buckets held. */
+  bucketCount(): number {
+    return this.detail.length + this.history.length;
+  }
+
+  /** Dedupe entries held (sessions, and session/error-code pairs). */
+  markCount(): number {
+    return (this.sessions?.size ?? 0) + (this.errorMarks?.size ?? 0);
   }
 }
 
@@ -167,32 +134,23 @@ const currentBefore = (a: AssetState, b: AssetState): boolean => {
 
 const byCurrentKey = (a: AssetState, b: AssetState): number => b.windowNew - a.windowNew || b.anchorTs - a.anchorTs || a.seq - b.seq;
 
-/** One workspace: its assets, their ranking, and per-minute totals for the summary. */
+/** One workspace: its assets, their ranking, per-second totals for the summary, per-minute history. */
 export class OwnerState {
   readonly assets = new Map<string, AssetState>();
   readonly rank = new RankedAssets<AssetState>();
   /** Assets whose ranking key may have changed since the last read. */
   dirty: AssetState[] = [];
-  /** Workspace totals per minute (ascending), only for minutes a summary may still read. */
-  minutes: MinuteBucket[] = [];
+  /** Workspace totals per second, for the seconds an owner summary may still read. */
+  detail = new BucketSeries();
+  /** Workspace totals per minute over the serving window (history). */
+  history = new BucketSeries();
+  /**
+   * No asset of this workspace expires before this time (Unix ms): the asset cap counts live
+   * assets without scanning them all while it has not passed.
+   */
+  noExpiryBefore = 0;
 
   constructor(readonly id: string) {}
-
-  minute(minute: number): MinuteBucket {
-    const list = this.minutes;
-    for (let i = list.length - 1; i >= 0; i--) {
-      const b = list[i] as MinuteBucket;
-      if (b.minute === minute) return b;
-      if (b.minute < minute) {
-        const created = new MinuteBucket(minute);
-        list.splice(i + 1, 0, created);
-        return created;
-      }
-    }
-    const created = new MinuteBucket(minute);
-    list.unshift(created);
-    return created;
-  }
 
   /** Notes that the asset's ranking key changed; true if it is the first of a new backlog. */
   markDirty(asset: AssetState): boolean {

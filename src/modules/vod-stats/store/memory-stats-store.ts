@@ -1,11 +1,11 @@
 import type { Clock } from '../../../platform/clock.js';
-import { AssetState, NONE, OwnerState, sessionCount } from './asset-state.js';
+import { AssetState, MARK, NONE, OwnerState } from './asset-state.js';
+import { AD_LATENCY, F, MANIFEST_LATENCY, emptyWindow } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import { sumWindow } from './minute-bucket.js';
-import type { MinuteBucket } from './minute-bucket.js';
-import type { AssetStats, OwnerSummary, PruneResult, StatsStore, StoreSize } from './stats-store.js';
+import { errorKey, sessionHash } from './session-marks.js';
+import type { AssetStats, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
-import { LATE_MINUTES, RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
 
 const RANK_EVERY_MS = 250;
 
@@ -13,8 +13,8 @@ export interface MemoryStatsStoreOptions {
   clock: Clock;
   /** stats_delay_ms: accepted events become visible this long after receipt (default 0). */
   delayMs?: number;
-  /** How late an event may arrive and still anchor a window (default LATE_MINUTES, see stats-window.ts). */
-  lateMinutes?: number;
+  /** Distinct assets one workspace may hold; events for more are dropped and counted (default 100,000). */
+  maxAssetsPerWorkspace?: number;
 }
 
 interface PendingBatch {
@@ -22,30 +22,30 @@ interface PendingBatch {
   events: readonly PlaybackEvent[];
 }
 
-/** Floors derived from one batch's receipt time. */
+/** What one batch's receipt time decides. */
 interface Receipt {
   receivedAt: number;
-  /** Events at or after this minute are timely: they may anchor a window. */
-  timelyFloor: number;
-  /** Buckets at or after this minute are open (see AssetState.isOpen). */
-  openFloor: number;
-  /** Workspace minute totals are kept from this minute on (a summary reads no older). */
-  ownerFloor: number;
+  /** The second of the receipt: an owner summary of it reads from WINDOW_S seconds before. */
+  second: number;
+  /** Workspace seconds from this one on may still be read by a summary. */
+  summaryFirst: number;
 }
 
 /**
- * The embedded statistics store (DESIGN §3.2). Everything visible is a function of the
- * batches recorded and their receipt times only (never of when prune ran), so replaying the
- * journal rebuilds exactly the same statistics. Dedupe scope: per (asset, session, kind) and
- * per (asset, session, error code), a session counts once in the minute it was first seen and
- * is remembered for as long as that minute's bucket can still be shown by a query (which
- * covers every 3-minute window it falls in); see README.md in this folder.
+ * The embedded statistics store (DESIGN §3.2). Windows are exact to the second: an asset's is
+ * the WINDOW_S seconds ending with the second of its most recent start, the owner summary's the
+ * WINDOW_S seconds ending with the query's. Events up to 24 h old count where they belong (a
+ * window, the history, or both). Everything visible is a function of the batches recorded and
+ * their receipt times only (never of when prune ran), so replaying the journal rebuilds exactly
+ * the same statistics. Dedupe: per (asset, session, kind) and per (asset, session, error code),
+ * a session counts once, at the second it was first seen, and is remembered while that second
+ * can still be shown (see AssetState.isLive and README.md in this folder).
  */
 export class MemoryStatsStore implements StatsStore {
   readonly owners = new Map<string, OwnerState>();
   private readonly clock: Clock;
   private readonly delayMs: number;
-  private readonly lateMinutes: number;
+  private readonly maxAssets: number;
   private pending: PendingBatch[] = [];
   private pendingEvents = 0;
   /** Receipt times only move forward, even if the system clock steps back. */
@@ -57,31 +57,35 @@ export class MemoryStatsStore implements StatsStore {
   private rankedAt = 0;
   /** While frozen (a snapshot is being taken) nothing changes the state: no release, no prune. */
   private frozen = false;
+  /** Events for a new asset of a workspace already holding the maximum, dropped (for metrics). */
+  droppedEvents = 0;
 
   constructor(options: MemoryStatsStoreOptions) {
     this.clock = options.clock;
     this.delayMs = options.delayMs ?? 0;
-    this.lateMinutes = options.lateMinutes ?? LATE_MINUTES;
+    this.maxAssets = options.maxAssetsPerWorkspace ?? DEFAULT_MAX_ASSETS_PER_WORKSPACE;
   }
 
-  record(events: readonly PlaybackEvent[], receivedAt: number): Promise<void> {
-    this.recordSync(events, receivedAt);
-    return Promise.resolve();
+  record(events: readonly PlaybackEvent[], receivedAt: number): Promise<RecordResult> {
+    return Promise.resolve(this.recordSync(events, receivedAt));
   }
 
-  recordSync(events: readonly PlaybackEvent[], receivedAt: number): void {
+  /**
+   * Counts a batch. Without a delay the answer lists the events that were dropped (positions in
+   * `events`: a new asset past the workspace's asset limit); with a delay they are counted when
+   * the batch becomes visible, and drops then only show in `droppedEvents`.
+   */
+  recordSync(events: readonly PlaybackEvent[], receivedAt: number): RecordResult {
     // A batch counted mid-snapshot would be in neither the snapshot nor (by seq) the replay after it.
     if (this.frozen) throw new Error('vod-stats store: record while a snapshot is being taken');
-    if (events.length === 0) return;
+    if (events.length === 0) return NOTHING_DROPPED;
     const at = Math.max(receivedAt, this.lastReceivedAt);
     this.lastReceivedAt = at;
-    if (this.delayMs === 0) {
-      this.applyBatch(events, at);
-      return;
-    }
+    if (this.delayMs === 0) return this.applyBatch(events, at);
     this.pending.push({ receivedAt: at, events });
     this.pendingEvents += events.length;
     this.releaseDue();
+    return NOTHING_DROPPED;
   }
 
   /** Batches received but not yet visible, for snapshots. */
@@ -124,19 +128,13 @@ export class MemoryStatsStore implements StatsStore {
     }
   }
 
-  private receipt(receivedAt: number): Receipt {
-    const minute = minuteOf(receivedAt);
-    return {
-      receivedAt,
-      timelyFloor: minute - this.lateMinutes,
-      openFloor: minute - this.lateMinutes - (WINDOW_MINUTES - 1),
-      ownerFloor: minute - (WINDOW_MINUTES - 1),
-    };
-  }
-
-  private applyBatch(events: readonly PlaybackEvent[], receivedAt: number): void {
-    const receipt = this.receipt(receivedAt);
-    for (let i = 0; i < events.length; i++) this.apply(events[i] as PlaybackEvent, receipt);
+  private applyBatch(events: readonly PlaybackEvent[], receivedAt: number): RecordResult {
+    const second = secondOf(receivedAt);
+    const receipt: Receipt = { receivedAt, second, summaryFirst: windowStart(second) };
+    let dropped: number[] | undefined;
+    for (let i = 0; i < events.length; i++) {
+      if (!this.apply(events[i] as PlaybackEvent, receipt)) (dropped ??= []).push(i);
+    }
     // Re-ranking in bulk now and then, not per batch: an asset changing many times in between
     // is re-inserted once. (Rank order depends only on the keys, so when this runs changes nothing visible.)
     const now = this.clock.now();
@@ -145,6 +143,9 @@ export class MemoryStatsStore implements StatsStore {
       this.unranked.clear();
       this.rankedAt = now;
     }
+    if (dropped === undefined) return NOTHING_DROPPED;
+    this.droppedEvents += dropped.length;
+    return { dropped };
   }
 
   /** Assets are numbered in creation order (snapshots keep that order, so ties rank the same after a restore). */
@@ -164,96 +165,106 @@ export class MemoryStatsStore implements StatsStore {
     return owner;
   }
 
-  private apply(e: PlaybackEvent, r: Receipt): void {
+  /**
+   * Whether `owner` may take one more asset at `receivedAt`. Expired assets do not count: once
+   * at the limit, they are removed (as prune would), and the earliest expiry of the others is
+   * remembered so a flood of events for new assets does not scan the workspace again and again.
+   */
+  private roomFor(owner: OwnerState, receivedAt: number): boolean {
+    if (owner.assets.size < this.maxAssets) return true;
+    if (receivedAt <= owner.noExpiryBefore) return false;
+    let earliest = Infinity;
+    for (const asset of owner.assets.values()) {
+      const expiresAt = asset.anchorTs + RETENTION_MS;
+      if (expiresAt < receivedAt) owner.removeAsset(asset);
+      else if (expiresAt < earliest) earliest = expiresAt;
+    }
+    owner.noExpiryBefore = earliest;
+    return owner.assets.size < this.maxAssets;
+  }
+
+  /** Counts one event; false when it was dropped (a new asset past the workspace's limit). */
+  private apply(e: PlaybackEvent, r: Receipt): boolean {
     const owner = this.ownerState(e.owner);
     let asset = owner.assets.get(e.asset_id);
     if (asset !== undefined && asset.anchorTs + RETENTION_MS < r.receivedAt) {
       owner.removeAsset(asset);
       asset = undefined;
     }
-    const ts = e.ts;
-    const minute = minuteOf(ts);
-    const timely = minute >= r.timelyFloor;
     if (asset === undefined) {
-      if (!timely) return;
+      if (!this.roomFor(owner, r.receivedAt)) return false;
       asset = new AssetState(e.asset_id, this.nextAssetSeq());
       owner.assets.set(e.asset_id, asset);
     }
     asset.cachedStats = undefined;
-    if (timely) {
-      let moved = false;
-      if (e.type === 'start' && ts > asset.startTs) {
-        asset.startTs = ts;
-        moved = true;
-      }
-      if (ts > asset.latestTs) {
-        asset.latestTs = ts;
-        if (asset.startTs === NONE) moved = true;
-      }
-      if (moved) {
-        asset.reanchor();
-        if (owner.markDirty(asset)) this.unranked.add(owner);
-      }
+    const ts = e.ts;
+    let moved = false;
+    if (e.type === 'start' && ts > asset.startTs) {
+      asset.startTs = ts;
+      moved = true;
     }
-    if (!asset.isOpen(minute, r.openFloor)) return;
-    const total = minute >= r.ownerFloor ? owner.minute(minute) : undefined;
-    switch (e.type) {
-      case 'request':
-        asset.bucket(minute).requests++;
-        if (total !== undefined) total.requests++;
-        return;
-      case 'start': {
-        const marks = asset.marks(e.session_id);
-        if (marks.start !== NONE && asset.isOpen(marks.start, r.openFloor)) return;
-        marks.start = minute;
-        asset.bucket(minute).starts++;
-        if (total !== undefined) total.starts++;
-        if (asset.inWindow(minute)) {
-          asset.windowNew++;
-          if (owner.markDirty(asset)) this.unranked.add(owner);
-        }
-        return;
-      }
-      case 'manifest': {
-        const marks = asset.marks(e.session_id);
-        if (marks.manifest !== NONE && asset.isOpen(marks.manifest, r.openFloor)) return;
-        marks.manifest = minute;
-        const bucket = asset.bucket(minute);
-        bucket.manifest++;
-        if (total !== undefined) total.manifest++;
-        if (e.latency_ms !== undefined) {
-          bucket.addManifestLatency(e.latency_ms);
-          if (total !== undefined) total.addManifestLatency(e.latency_ms);
-        }
-        return;
-      }
-      case 'ad': {
-        const marks = asset.marks(e.session_id);
-        if (marks.ad !== NONE && asset.isOpen(marks.ad, r.openFloor)) return;
-        marks.ad = minute;
-        const bucket = asset.bucket(minute);
-        bucket.ad++;
-        if (total !== undefined) total.ad++;
-        if (e.latency_ms !== undefined) {
-          bucket.addAdLatency(e.latency_ms);
-          if (total !== undefined) total.addAdLatency(e.latency_ms);
-        }
-        return;
-      }
-      case 'error': {
-        const code = e.error_code ?? 999;
-        const marks = asset.marks(e.session_id);
-        const errors = (marks.errors ??= []);
-        let i = 0;
-        while (i < errors.length && errors[i] !== code) i += 2;
-        if (i < errors.length && asset.isOpen(errors[i + 1] as number, r.openFloor)) return;
-        errors[i] = code;
-        errors[i + 1] = minute;
-        asset.bucket(minute).addError(code);
-        if (total !== undefined) total.addError(code);
-        return;
-      }
+    if (ts > asset.latestTs) {
+      asset.latestTs = ts;
+      if (asset.startTs === NONE) moved = true;
     }
+    if (moved) {
+      asset.reanchor();
+      if (owner.markDirty(asset)) this.unranked.add(owner);
+    }
+
+    const second = secondOf(ts);
+    const minute = minuteOf(ts);
+    const detailed = second >= asset.floor;
+    const summarised = second >= r.summaryFirst;
+    if (e.type === 'request') {
+      asset.history.add(minute, F.requests);
+      owner.history.add(minute, F.requests);
+      if (detailed) asset.detail.add(second, F.requests);
+      if (summarised) owner.detail.add(second, F.requests);
+      return true;
+    }
+    const live = asset.isLive(second, r.second);
+    if (e.type === 'error') {
+      const code = e.error_code ?? 999;
+      if (live) {
+        const marks = asset.errorTable();
+        const at = marks.ensure(errorKey(sessionHash(e.session_id), code));
+        const seen = marks.entries[at + 1] as number;
+        if (seen !== NONE && asset.isLive(seen, r.second)) return true;
+        marks.entries[at + 1] = second;
+      }
+      asset.history.addError(minute, code);
+      owner.history.addError(minute, code);
+      if (detailed) asset.detail.addError(second, code);
+      if (summarised) owner.detail.addError(second, code);
+      return true;
+    }
+    const kind = e.type === 'start' ? MARK.start : e.type === 'manifest' ? MARK.manifest : MARK.ad;
+    if (live) {
+      const marks = asset.sessionTable();
+      const at = marks.ensure(sessionHash(e.session_id));
+      const seen = marks.entries[at + kind] as number;
+      if (seen !== NONE && asset.isLive(seen, r.second)) return true;
+      marks.entries[at + kind] = second;
+    }
+    const field = kind === MARK.start ? F.starts : kind === MARK.manifest ? F.manifest : F.ad;
+    asset.history.add(minute, field);
+    owner.history.add(minute, field);
+    if (detailed) asset.detail.add(second, field);
+    if (summarised) owner.detail.add(second, field);
+    const latency = e.latency_ms;
+    if (latency !== undefined && kind !== MARK.start) {
+      const base = kind === MARK.manifest ? MANIFEST_LATENCY : AD_LATENCY;
+      asset.history.addLatency(minute, base, latency);
+      owner.history.addLatency(minute, base, latency);
+      if (detailed) asset.detail.addLatency(second, base, latency);
+      if (summarised) owner.detail.addLatency(second, base, latency);
+    }
+    if (kind === MARK.start && asset.inWindow(second)) {
+      asset.windowNew++;
+      if (owner.markDirty(asset)) this.unranked.add(owner);
+    }
+    return true;
   }
 
   private visible(asset: AssetState, now: number): boolean {
@@ -306,9 +317,9 @@ export class MemoryStatsStore implements StatsStore {
   summary(owner: string): Promise<OwnerSummary> {
     this.releaseDue();
     const now = this.clock.now();
-    const last = minuteOf(now);
-    const minutes: readonly MinuteBucket[] = this.owners.get(owner)?.minutes ?? [];
-    const stats = sumWindow(minutes, last - WINDOW_MINUTES + 1, last);
+    const last = secondOf(now);
+    const state = this.owners.get(owner);
+    const stats = state === undefined ? emptyWindow() : state.detail.sum(windowStart(last), last);
     return Promise.resolve({ owner, ts: now, stats });
   }
 
@@ -317,23 +328,25 @@ export class MemoryStatsStore implements StatsStore {
     this.releaseDue();
     // Pending batches carry receipt times >= now - delay: prune against that, never later.
     const ref = this.clock.now() - this.delayMs;
-    const r = this.receipt(ref);
+    const second = secondOf(ref);
+    const historyFirst = minuteOf(ref - RETENTION_MS);
     const result: PruneResult = { assetsRemoved: 0, bucketsRemoved: 0, sessionsRemoved: 0 };
     for (const [id, owner] of this.owners) {
       for (const asset of owner.assets.values()) {
         if (asset.anchorTs + RETENTION_MS < ref) {
           owner.removeAsset(asset);
           result.assetsRemoved++;
-          result.bucketsRemoved += asset.buckets.length;
-          result.sessionsRemoved += sessionCount(asset.sessions);
+          result.bucketsRemoved += asset.bucketCount();
+          result.sessionsRemoved += asset.markCount();
           continue;
         }
-        const removed = asset.prune(r.openFloor);
+        const removed = asset.prune(second, historyFirst);
         result.bucketsRemoved += removed.buckets;
         result.sessionsRemoved += removed.sessions;
       }
-      owner.minutes = owner.minutes.filter((b) => b.minute >= r.ownerFloor);
-      if (owner.assets.size === 0 && owner.minutes.length === 0) {
+      owner.detail.dropBefore(windowStart(second));
+      owner.history.dropBefore(historyFirst);
+      if (owner.assets.size === 0 && owner.detail.length === 0 && owner.history.length === 0) {
         this.owners.delete(id);
         this.unranked.delete(owner);
         if (this.cachedOwner === owner) this.cachedOwner = undefined;
@@ -345,15 +358,14 @@ export class MemoryStatsStore implements StatsStore {
   }
 
   sizeSync(): StoreSize {
-    const size: StoreSize = { owners: 0, assets: 0, buckets: 0, sessions: 0, ownerBuckets: 0, pendingEvents: 0 };
-    size.pendingEvents = this.pendingEvents;
+    const size: StoreSize = { owners: 0, assets: 0, buckets: 0, sessions: 0, ownerBuckets: 0, pendingEvents: this.pendingEvents };
     for (const owner of this.owners.values()) {
       size.owners++;
-      size.ownerBuckets += owner.minutes.length;
+      size.ownerBuckets += owner.detail.length + owner.history.length;
       for (const asset of owner.assets.values()) {
         size.assets++;
-        size.buckets += asset.buckets.length;
-        size.sessions += sessionCount(asset.sessions);
+        size.buckets += asset.bucketCount();
+        size.sessions += asset.markCount();
       }
     }
     return size;
@@ -363,3 +375,5 @@ export class MemoryStatsStore implements StatsStore {
     return Promise.resolve(this.sizeSync());
   }
 }
+
+const NOTHING_DROPPED: RecordResult = Object.freeze({ dropped: [] as number[] });

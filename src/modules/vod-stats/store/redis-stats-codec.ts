@@ -1,16 +1,16 @@
-import { MinuteBucket, sumWindow } from './minute-bucket.js';
+import { BucketSeries, STRIDE } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { AssetStats, WindowStats } from './stats-store.js';
-import { RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
+import { RETENTION_MS } from '../stats-window.js';
 
-/** The JavaScript side of the Redis layout described in stats-state.lua. */
+/** The JavaScript side of the Redis layout described in stats-lua-state.ts. */
 
-/** An absent start or latest time in an asset hash (st, lt). */
 export const NONE = -1;
 
-export const assetKey = (prefix: string, kind: 'a' | 's', owner: string, assetId: string): string =>
+export const assetKey = (prefix: string, kind: 'a' | 's' | 'h', owner: string, assetId: string): string =>
   `${prefix}${kind}:${Buffer.byteLength(owner)}:${owner}:${assetId}`;
 export const ownerKey = (prefix: string, owner: string): string => `${prefix}o:${owner}`;
+export const ownerHistoryKey = (prefix: string, owner: string): string => `${prefix}oh:${owner}`;
 export const rankKey = (prefix: string, owner: string): string => `${prefix}r:${owner}`;
 
 const TYPE_CODE = { request: 'r', manifest: 'm', ad: 'a', start: 's', error: 'e' } as const;
@@ -28,62 +28,38 @@ export const pushEvent = (args: string[], e: PlaybackEvent): void => {
   );
 };
 
-/** A packed minute bucket (see stats-state.lua) as the embedded store's MinuteBucket. */
-export const decodeBucket = (minute: number, packed: string): MinuteBucket => {
-  const p = packed.split(',').map(Number);
-  const b = new MinuteBucket(minute);
-  b.requests = p[0] ?? 0;
-  b.manifest = p[1] ?? 0;
-  b.ad = p[2] ?? 0;
-  b.starts = p[3] ?? 0;
-  b.manifestMin = p[4] ?? 0;
-  b.manifestMax = p[5] ?? 0;
-  b.manifestSum = p[6] ?? 0;
-  b.manifestCount = p[7] ?? 0;
-  b.adMin = p[8] ?? 0;
-  b.adMax = p[9] ?? 0;
-  b.adSum = p[10] ?? 0;
-  b.adCount = p[11] ?? 0;
-  for (let i = 12; i + 1 < p.length; i += 2) (b.errors ??= new Map()).set(p[i] as number, p[i + 1] as number);
-  return b;
+/**
+ * Packed buckets "requests,manifest,ad,starts,mMin,mMax,mSum,mCount,aMin,aMax,aSum,aCount[,code,n]..."
+ * at the given times (ascending) as a BucketSeries, so they are summed exactly as the embedded
+ * store sums its own (same order, same float additions).
+ */
+export const seriesOf = (times: readonly number[], packed: readonly (string | null | undefined)[]): BucketSeries => {
+  const series = new BucketSeries();
+  times.forEach((time, i) => {
+    const value = packed[i];
+    if (value === null || value === undefined) return;
+    const p = value.split(',').map(Number);
+    series.cells.push(time, ...p.slice(0, STRIDE - 1));
+    for (let j = STRIDE - 1; j + 1 < p.length; j += 2) (series.errors ??= []).push(time, p[j] as number, p[j + 1] as number);
+  });
+  return series;
 };
+
+/** A packed window (one bucket's worth of counters, see `w` in stats-lua-state.ts) as WindowStats. */
+const windowOf = (packed: string): WindowStats => seriesOf([0], [packed]).sum(0, 0);
 
 /**
- * An asset hash (HGETALL as a flat [field, value, ...] list) as statistics, or undefined when it
- * is absent or past retention at `now`. Only the window's buckets are decoded, in ascending minute
- * order: the order the embedded store sums them in, so float sums come out identical.
+ * An asset's `st`, `lt` and `w` fields (HMGET order st, lt, sq, w) as statistics, or undefined
+ * when the asset is absent or past retention at `now`.
  */
-export const assetStatsOf = (owner: string, assetId: string, flat: readonly unknown[], now: number): AssetStats | undefined => {
-  let st: number | undefined;
-  let lt = NONE;
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    if (flat[i] === 'st') st = Number(flat[i + 1]);
-    else if (flat[i] === 'lt') lt = Number(flat[i + 1]);
-  }
-  if (st === undefined) return undefined;
-  const anchor = st !== NONE ? st : lt;
+export const assetStatsOf = (owner: string, assetId: string, fields: readonly unknown[], now: number): AssetStats | undefined => {
+  const [st, lt, , w] = fields;
+  if (st === null || st === undefined || typeof w !== 'string') return undefined;
+  const start = Number(st);
+  const anchor = start !== NONE ? start : Number(lt);
   if (anchor === NONE || anchor + RETENTION_MS < now) return undefined;
-  const last = minuteOf(anchor);
-  const first = last - WINDOW_MINUTES + 1;
-  const buckets: MinuteBucket[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const minute = Number(flat[i]);
-    if (minute >= first && minute <= last) buckets.push(decodeBucket(minute, String(flat[i + 1])));
-  }
-  buckets.sort((a, b) => a.minute - b.minute);
-  return { owner, assetId, ts: anchor, stats: sumWindow(buckets, first, last) };
+  return { owner, assetId, ts: anchor, stats: windowOf(w) };
 };
 
-/** Workspace minute totals (HMGET of the window's minutes) as the summary window. */
-export const summaryStatsOf = (minutes: readonly number[], packed: readonly (string | null)[]): WindowStats => {
-  const buckets: MinuteBucket[] = [];
-  minutes.forEach((minute, i) => {
-    const value = packed[i];
-    if (value !== null && value !== undefined) buckets.push(decodeBucket(minute, value));
-  });
-  const first = minutes[0] ?? 0;
-  return sumWindow(buckets, first, minutes[minutes.length - 1] ?? first);
-};
-
-/** Fields of an asset hash that are not minute buckets (st, lt, sq). */
-export const ASSET_META_FIELDS = 3;
+/** Fields of an asset hash that are not detail buckets (st, lt, sq, fl, w). */
+export const ASSET_META_FIELDS = 5;

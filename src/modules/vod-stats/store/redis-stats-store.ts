@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import type { AssetStats, OwnerSummary, PruneResult, StatsStore, StoreSize } from './stats-store.js';
-import { LATE_MINUTES, RETENTION_MS, WINDOW_MINUTES, minuteOf } from '../stats-window.js';
+import type { AssetStats, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, secondOf, windowStart } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
-import { ASSET_META_FIELDS, assetKey, assetStatsOf, ownerKey, pushEvent, rankKey, summaryStatsOf } from './redis-stats-codec.js';
+import { ASSET_META_FIELDS, assetKey, assetStatsOf, ownerHistoryKey, ownerKey, pushEvent, rankKey, seriesOf } from './redis-stats-codec.js';
 import { statsLuaSource } from './stats-lua.js';
 
 export interface RedisStatsStoreOptions {
@@ -14,8 +14,8 @@ export interface RedisStatsStoreOptions {
   prefix: string;
   /** stats_delay_ms, as in the embedded store (default 0). */
   delayMs?: number;
-  /** How late an event may arrive and still anchor a window (default LATE_MINUTES, as embedded). */
-  lateMinutes?: number;
+  /** Distinct assets one workspace may hold (default 100,000, as embedded). */
+  maxAssetsPerWorkspace?: number;
   /**
    * Prune judges state dead only this far behind the clock (default 5 s), so an instance whose
    * clock lags a little never counts an event against state another instance already dropped.
@@ -29,6 +29,9 @@ export interface CountOptions {
   /** Counts even while a rebuild runs (the rebuild's own replay). */
   force?: boolean;
 }
+
+/** The asset fields a read needs (see stats-lua-state.ts), in the order assetStatsOf takes them. */
+const ASSET_READ = ['st', 'lt', 'sq', 'w'];
 
 const script = new LuaScript(statsLuaSource());
 /** Events per script call: one call blocks Redis for a few milliseconds at most. */
@@ -48,7 +51,7 @@ export class RedisStatsStore implements StatsStore {
   private readonly redis: Redis;
   private readonly clock: Clock;
   private readonly delayMs: number;
-  private readonly lateMinutes: number;
+  private readonly maxAssets: number;
   private readonly pruneMarginMs: number;
   /**
    * The last statistics decoded per asset with the hash they came from: an unchanged asset gets
@@ -61,7 +64,7 @@ export class RedisStatsStore implements StatsStore {
     this.clock = options.clock;
     this.prefix = options.prefix;
     this.delayMs = options.delayMs ?? 0;
-    this.lateMinutes = options.lateMinutes ?? LATE_MINUTES;
+    this.maxAssets = options.maxAssetsPerWorkspace ?? DEFAULT_MAX_ASSETS_PER_WORKSPACE;
     this.pruneMarginMs = options.pruneMarginMs ?? 5_000;
   }
 
@@ -69,27 +72,33 @@ export class RedisStatsStore implements StatsStore {
     return script.run(this.redis, [this.prefix, mode, ...args]);
   }
 
-  async record(events: readonly PlaybackEvent[], receivedAt: number): Promise<void> {
-    if ((await this.count(events, receivedAt)) === 'busy') throw new Error('statistics are being rebuilt from the journal');
+  async record(events: readonly PlaybackEvent[], receivedAt: number): Promise<RecordResult> {
+    const outcome = await this.count(events, receivedAt);
+    if (outcome === 'busy') throw new Error('statistics are being rebuilt from the journal');
+    return outcome;
   }
 
   /**
    * Counts a batch. With `batchKey` (its journal position) a batch already counted is skipped,
    * so replaying the journal or retrying after an error never counts twice. 'busy' while a
    * rebuild replays the journal (only the rebuild itself passes `force`): count it later.
+   * Counted: the positions of the events dropped (new assets past the workspace's limit; none
+   * reported for a part counted before, or with a stats delay).
    */
-  async count(events: readonly PlaybackEvent[], receivedAt: number, options: CountOptions = {}): Promise<'counted' | 'busy'> {
+  async count(events: readonly PlaybackEvent[], receivedAt: number, options: CountOptions = {}): Promise<RecordResult | 'busy'> {
     const batchKey = options.batchKey ?? '';
+    const dropped: number[] = [];
     for (let from = 0, part = 0; from < events.length; from += EVENTS_PER_CALL, part++) {
       const slice = events.slice(from, from + EVENTS_PER_CALL);
       const args: string[] = [];
       for (const e of slice) pushEvent(args, e);
       const key = batchKey === '' ? '' : `${batchKey}.${part}`;
       const force = options.force === true ? '1' : '0';
-      const outcome = await this.run('record', this.clock.now(), this.delayMs, this.lateMinutes, key, receivedAt, slice.length, force, ...args);
-      if (outcome === -1) return 'busy';
+      const outcome = (await this.run('record', this.clock.now(), this.delayMs, this.maxAssets, key, receivedAt, slice.length, force, ...args)) as number[];
+      if (outcome[0] === -1) return 'busy';
+      for (let i = 1; i < outcome.length; i++) dropped.push(from + Number(outcome[i]));
     }
-    return 'counted';
+    return { dropped };
   }
 
   /** Deletes every key of this store (before a rebuild); `keep` names keys to leave alone. */
@@ -108,13 +117,13 @@ export class RedisStatsStore implements StatsStore {
   }
 
   private async releaseDue(): Promise<void> {
-    if (this.delayMs > 0) await this.run('release', this.clock.now(), this.delayMs, this.lateMinutes);
+    if (this.delayMs > 0) await this.run('release', this.clock.now(), this.delayMs, this.maxAssets);
   }
 
   async get(owner: string, assetId: string): Promise<AssetStats | undefined> {
     await this.releaseDue();
     const key = assetKey(this.prefix, 'a', owner, assetId);
-    return this.decode(key, owner, assetId, (await this.redis.call('HGETALL', key)) as unknown[], this.clock.now());
+    return this.decode(key, owner, assetId, await this.redis.hmget(key, ...ASSET_READ), this.clock.now());
   }
 
   async search(owner: string, assetIds: readonly string[]): Promise<AssetStats[]> {
@@ -122,7 +131,7 @@ export class RedisStatsStore implements StatsStore {
     if (assetIds.length === 0) return [];
     const pipeline = this.redis.pipeline();
     const keys = assetIds.map((id) => assetKey(this.prefix, 'a', owner, id));
-    for (const key of keys) pipeline.call('HGETALL', key);
+    for (const key of keys) pipeline.hmget(key, ...ASSET_READ);
     const replies = (await pipeline.exec()) ?? [];
     const now = this.clock.now();
     const found: AssetStats[] = [];
@@ -149,7 +158,7 @@ export class RedisStatsStore implements StatsStore {
     return found;
   }
 
-  private decode(key: string, owner: string, assetId: string, flat: unknown[], now: number): AssetStats | undefined {
+  private decode(key: string, owner: string, assetId: string, flat: readonly unknown[], now: number): AssetStats | undefined {
     const hash = flat.join('\u0001');
     const known = this.memo.get(key);
     if (known !== undefined && known.hash === hash) {
@@ -168,15 +177,15 @@ export class RedisStatsStore implements StatsStore {
   async summary(owner: string): Promise<OwnerSummary> {
     await this.releaseDue();
     const now = this.clock.now();
-    const last = minuteOf(now);
-    const minutes = Array.from({ length: WINDOW_MINUTES }, (_, i) => last - WINDOW_MINUTES + 1 + i);
-    const packed = await this.redis.hmget(ownerKey(this.prefix, owner), ...minutes.map(String));
-    return { owner, ts: now, stats: summaryStatsOf(minutes, packed) };
+    const last = secondOf(now);
+    const seconds = Array.from({ length: WINDOW_S }, (_, i) => windowStart(last) + i);
+    const packed = await this.redis.hmget(ownerKey(this.prefix, owner), ...seconds.map(String));
+    return { owner, ts: now, stats: seriesOf(seconds, packed).sum(seconds[0] as number, last) };
   }
 
   async prune(): Promise<PruneResult> {
     const result: PruneResult = { assetsRemoved: 0, bucketsRemoved: 0, sessionsRemoved: 0 };
-    const begun = await this.run('pruneBegin', this.clock.now(), this.delayMs, this.lateMinutes, this.pruneMarginMs);
+    const begun = await this.run('pruneBegin', this.clock.now(), this.delayMs, this.pruneMarginMs, this.maxAssets);
     if (begun === '') return result; // a rebuild is replaying the journal
     const ref = Number(begun);
     for await (const owners of this.redis.sscanStream(`${this.prefix}owners`, { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
@@ -184,7 +193,7 @@ export class RedisStatsStore implements StatsStore {
         for await (const flat of this.redis.zscanStream(rankKey(this.prefix, owner), { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
           const members = flat.filter((_, i) => i % 2 === 0);
           if (members.length === 0) continue;
-          const [assets, buckets, sessions] = (await this.run('pruneAssets', ref, this.lateMinutes, owner, ...members)) as number[];
+          const [assets, buckets, sessions] = (await this.run('pruneAssets', ref, owner, ...members)) as number[];
           result.assetsRemoved += assets ?? 0;
           result.bucketsRemoved += buckets ?? 0;
           result.sessionsRemoved += sessions ?? 0;
@@ -202,18 +211,20 @@ export class RedisStatsStore implements StatsStore {
     for await (const owners of this.redis.sscanStream(`${this.prefix}owners`, { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
       for (const owner of owners) {
         size.owners++;
-        size.ownerBuckets += await this.redis.hlen(ownerKey(this.prefix, owner));
+        size.ownerBuckets += (await this.redis.hlen(ownerKey(this.prefix, owner))) + (await this.redis.hlen(ownerHistoryKey(this.prefix, owner)));
         for await (const flat of this.redis.zscanStream(rankKey(this.prefix, owner), { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
           const pipeline = this.redis.pipeline();
           const ids = flat.filter((_, i) => i % 2 === 0).map((member) => member.slice(32));
-          for (const id of ids) pipeline.hlen(assetKey(this.prefix, 'a', owner, id)).hlen(assetKey(this.prefix, 's', owner, id));
+          for (const id of ids) {
+            pipeline.hlen(assetKey(this.prefix, 'a', owner, id)).hlen(assetKey(this.prefix, 'h', owner, id)).hlen(assetKey(this.prefix, 's', owner, id));
+          }
           const replies = (await pipeline.exec()) ?? [];
           for (let i = 0; i < ids.length; i++) {
-            const fields = Number(replies[2 * i]?.[1] ?? 0);
+            const fields = Number(replies[3 * i]?.[1] ?? 0);
             if (fields === 0) continue;
             size.assets++;
-            size.buckets += fields - ASSET_META_FIELDS;
-            size.sessions += Number(replies[2 * i + 1]?.[1] ?? 0);
+            size.buckets += fields - ASSET_META_FIELDS + Number(replies[3 * i + 1]?.[1] ?? 0);
+            size.sessions += Number(replies[3 * i + 2]?.[1] ?? 0);
           }
         }
       }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { LATE_MINUTES, MINUTE_MS, RETENTION_MS, WINDOW_MINUTES } from '../stats-window.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, FIRST_START_GRACE_S, RETENTION_MS, WINDOW_S } from '../stats-window.js';
 import { NONE } from './redis-stats-codec.js';
 
 /**
@@ -9,11 +9,11 @@ import { NONE } from './redis-stats-codec.js';
  */
 export const LUA_CONSTANTS = {
   NONE,
-  MINUTE: MINUTE_MS,
-  WINDOW: WINDOW_MINUTES,
+  WINDOW: WINDOW_S,
   RETENTION: RETENTION_MS,
+  GRACE: FIRST_START_GRACE_S,
   MAX_SAFE: Number.MAX_SAFE_INTEGER,
-  LATE: LATE_MINUTES,
+  MAX_ASSETS: DEFAULT_MAX_ASSETS_PER_WORKSPACE,
 } as const;
 
 /** The three parts of the statistics script, in the order they are concatenated. */

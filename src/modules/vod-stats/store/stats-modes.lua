@@ -1,140 +1,145 @@
 -- Lua, part 3: the entry points. ARGV[1] is the key prefix, ARGV[2] the mode:
---   record  now delay late batchKey receivedAt n force events... -> 1 counted, 0 seen before, -1 busy
---   release now delay late                                    -> releases due delayed batches
---   pruneBegin now delay late margin                          -> the prune reference time ('' busy)
---   pruneAssets ref late owner members...                     -> {assets, buckets, sessions} removed
---   pruneOwner ref owner                                      -> {ownerBuckets removed, owner removed}
---   top now owner limit                                       -> {asset id, asset hash, ...} in rank order
+--   record  now delay maxAssets batchKey receivedAt n force events... -> {1 counted | 0 seen before | -1 busy, dropped positions...}
+--   release now delay maxAssets                                    -> releases due delayed batches
+--   pruneBegin now delay margin                                    -> the prune reference time ('' busy)
+--   pruneAssets ref owner members...                               -> {assets, buckets, sessions} removed
+--   pruneOwner ref owner                                           -> {ownerBuckets removed, owner removed}
+--   top now owner limit                                            -> {asset id, {st, lt, sq, w}, ...} in rank order
 -- Receipt times only move forward (P last), as in the embedded store; prune moves P last up to
 -- its reference time, so no later batch is counted against state prune already judged dead.
 -- While P rebuilding exists only the rebuild (force = '1') counts, and prune waits: the journal
 -- replay must see receipt times in journal order.
+--
 
 local mode = ARGV[2]
 
 if mode == 'record' then
   local now, delay = tonumber(ARGV[3]), tonumber(ARGV[4])
-  LATE = tonumber(ARGV[5])
+  MAX_ASSETS = tonumber(ARGV[5])
   local batchKey = ARGV[6]
   local receivedAt, n = tonumber(ARGV[7]), tonumber(ARGV[8])
-  if ARGV[9] ~= '1' and redis.call('EXISTS', P .. 'rebuilding') == 1 then return -1 end
+  if ARGV[9] ~= '1' and redis.call('EXISTS', P .. 'rebuilding') == 1 then return {-1} end
   if batchKey ~= '' then
-    if not redis.call('SET', P .. 'done:' .. batchKey, '1', 'NX', 'PX', 90000000) then return 0 end
+    if not redis.call('SET', P .. 'done:' .. batchKey, '1', 'NX', 'PX', 90000000) then return {0} end
   end
   local last = tonumber(redis.call('GET', P .. 'last') or '0')
   local at = math.max(receivedAt, last)
   redis.call('SET', P .. 'last', fmt(at))
   if delay == 0 then
-    applyBatch(at, ARGV, 10, n)
+    local dropped = applyBatch(at, ARGV, 10, n)
     flush(at)
-  else
-    local list = {}
-    for i = 10, 9 + n * 7 do list[#list + 1] = ARGV[i] end
-    redis.call('RPUSH', P .. 'pending', fmt(at) .. '|' .. cjson.encode(list))
-    redis.call('INCRBY', P .. 'pendingEvents', n)
-    release(now, delay)
+    local out = {1}
+    for _, i in ipairs(dropped) do out[#out + 1] = i end
+    return out
   end
-  return 1
+  local list = {}
+  for i = 10, 9 + n * 7 do list[#list + 1] = ARGV[i] end
+  redis.call('RPUSH', P .. 'pending', fmt(at) .. '|' .. cjson.encode(list))
+  redis.call('INCRBY', P .. 'pendingEvents', n)
+  release(now, delay)
+  return {1}
 end
 
 if mode == 'release' then
-  LATE = tonumber(ARGV[5])
+  MAX_ASSETS = tonumber(ARGV[5])
   release(tonumber(ARGV[3]), tonumber(ARGV[4]))
   return 1
 end
 
 if mode == 'pruneBegin' then
   local now, delay = tonumber(ARGV[3]), tonumber(ARGV[4])
-  LATE = tonumber(ARGV[5])
+  MAX_ASSETS = tonumber(ARGV[6] or MAX_ASSETS)
   if redis.call('EXISTS', P .. 'rebuilding') == 1 then return '' end
   if delay > 0 then release(now, delay) end
-  local ref = now - delay - tonumber(ARGV[6])
+  local ref = now - delay - tonumber(ARGV[5])
   local last = tonumber(redis.call('GET', P .. 'last') or '0')
   if ref > last then redis.call('SET', P .. 'last', fmt(ref)) end
   return fmt(ref)
 end
 
+-- Deletes the fields of hash k that pass dead(field); returns how many went.
+local function hdelWhere(k, fields, dead)
+  local doomed = {}
+  for _, f in ipairs(fields) do
+    if dead(f) then doomed[#doomed + 1] = f end
+  end
+  for j = 1, #doomed, 1000 do redis.call('HDEL', k, unpack(doomed, j, math.min(j + 999, #doomed))) end
+  return #doomed
+end
+
 if mode == 'pruneAssets' then
   local ref = tonumber(ARGV[3])
-  LATE = tonumber(ARGV[4])
-  local o = ARGV[5]
+  local refSecond = secondOf(ref)
+  local historyFirst = minuteOf(ref - RETENTION)
+  local o = ARGV[4]
   local rk = rankKey(o)
-  local openFloor = minuteOf(ref) - LATE - (WINDOW - 1)
   local removed = {0, 0, 0}
-  for i = 6, #ARGV do
+  for i = 5, #ARGV do
     local member = ARGV[i]
     local id = string.sub(member, 33)
-    local k, sk = assetKey('a', o, id), assetKey('s', o, id)
-    local st, lt, buckets, count, sq = readAsset(k)
-    local anchor = st ~= nil and anchorOf(st, lt) or nil
-    if anchor == nil or rankMember(anchor, sq, id) ~= member then
+    local k, sk, hk = assetKey('a', o, id), assetKey('s', o, id), assetKey('h', o, id)
+    local A = readAsset(k)
+    local anchor = A ~= nil and anchorOf(A.st, A.lt) or nil
+    if anchor == nil or rankMember(anchor, A.sq, id) ~= member then
       redis.call('ZREM', rk, member)
     elseif anchor + RETENTION < ref then
       removed[1] = removed[1] + 1
-      removed[2] = removed[2] + count
+      removed[2] = removed[2] + A.count + redis.call('HLEN', hk)
       removed[3] = removed[3] + redis.call('HLEN', sk)
-      redis.call('DEL', k, sk)
+      redis.call('DEL', k, sk, hk)
       redis.call('ZREM', rk, member)
+      redis.call('ZREM', expiryKey(o), id)
     else
-      local A = { am = minuteOf(anchor) }
-      local dead = {}
-      for minute in pairs(buckets) do
-        if not isOpen(A, minute, openFloor) then dead[#dead + 1] = fmt(minute) end
+      local detail = {}
+      for second in pairs(A.raw) do
+        if second < A.fl then detail[#detail + 1] = 'd' .. fmt(second) end
       end
-      if #dead > 0 then redis.call('HDEL', k, unpack(dead)) end
-      removed[2] = removed[2] + #dead
+      removed[2] = removed[2] + hdelWhere(k, detail, function() return true end)
+      removed[2] = removed[2] + hdelWhere(hk, redis.call('HKEYS', hk), function(f) return tonumber(f) < historyFirst end)
       local flat = redis.call('HGETALL', sk)
       local gone, kept = {}, {}
       for j = 1, #flat, 2 do
-        local m = decodeMarks(flat[j + 1])
-        local changed = false
-        for x = 1, 3 do
-          if m[x] ~= NONE and not isOpen(A, m[x], openFloor) then
-            m[x] = NONE
-            changed = true
-          end
-        end
-        if m.e ~= nil then
-          local live = {}
-          for x = 1, #m.e, 2 do
-            if isOpen(A, m.e[x + 1], openFloor) then
-              live[#live + 1] = m.e[x]
-              live[#live + 1] = m.e[x + 1]
+        local field, value = flat[j], flat[j + 1]
+        if string.sub(field, 1, 2) == 's:' then
+          local m = decodeMarks(value)
+          local changed = false
+          for x = 1, 3 do
+            if m[x] ~= NONE and not isLive(A, m[x], refSecond) then
+              m[x] = NONE
+              changed = true
             end
           end
-          if #live < #m.e then changed = true end
-          if #live > 0 then m.e = live else m.e = nil end
-        end
-        if m[1] == NONE and m[2] == NONE and m[3] == NONE and m.e == nil then
-          gone[#gone + 1] = flat[j]
-        elseif changed then
-          kept[#kept + 1] = flat[j]
-          kept[#kept + 1] = encodeMarks(m)
+          if m[1] == NONE and m[2] == NONE and m[3] == NONE then gone[#gone + 1] = field
+          elseif changed then
+            kept[#kept + 1] = field
+            kept[#kept + 1] = encodeMarks(m)
+          end
+        elseif not isLive(A, tonumber(value), refSecond) then
+          gone[#gone + 1] = field
         end
       end
-      for j = 1, #gone, 1000 do redis.call('HDEL', sk, unpack(gone, j, math.min(j + 999, #gone))) end
+      removed[3] = removed[3] + hdelWhere(sk, gone, function() return true end)
       if #kept > 0 then hsetChunks(sk, kept) end
-      removed[3] = removed[3] + #gone
     end
   end
   return removed
 end
 
 if mode == 'pruneOwner' then
-  local ownerFloor = minuteOf(tonumber(ARGV[3])) - (WINDOW - 1)
+  local ref = tonumber(ARGV[3])
   local o = ARGV[4]
-  local ok = ownerKey(o)
-  local dead = {}
-  for _, field in ipairs(redis.call('HKEYS', ok)) do
-    if tonumber(field) < ownerFloor then dead[#dead + 1] = field end
-  end
-  if #dead > 0 then redis.call('HDEL', ok, unpack(dead)) end
+  local ok, ohk = P .. 'o:' .. o, P .. 'oh:' .. o
+  local summaryFirst = windowStart(secondOf(ref))
+  local historyFirst = minuteOf(ref - RETENTION)
+  local n = hdelWhere(ok, redis.call('HKEYS', ok), function(f) return tonumber(f) < summaryFirst end)
+  n = n + hdelWhere(ohk, redis.call('HKEYS', ohk), function(f) return tonumber(f) < historyFirst end)
+  redis.call('ZREMRANGEBYSCORE', expiryKey(o), '-inf', '(' .. fmt(ref))
   local gone = 0
-  if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 then
+  if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 and redis.call('HLEN', ohk) == 0 then
     redis.call('SREM', P .. 'owners', o)
     gone = 1
   end
-  return {#dead, gone}
+  return {n, gone}
 end
 
 if mode == 'top' then
@@ -151,17 +156,11 @@ if mode == 'top' then
       local anchor = memberAnchor(member)
       if anchor + RETENTION >= now then
         local id = string.sub(member, 33)
-        local flat = redis.call('HGETALL', assetKey('a', o, id))
-        local st, lt, sq = NONE, NONE, 0
-        for j = 1, #flat, 2 do
-          if flat[j] == 'st' then st = tonumber(flat[j + 1])
-          elseif flat[j] == 'lt' then lt = tonumber(flat[j + 1])
-          elseif flat[j] == 'sq' then sq = tonumber(flat[j + 1]) end
-        end
+        local v = redis.call('HMGET', assetKey('a', o, id), 'st', 'lt', 'sq', 'w')
         -- An entry left behind by an asset that expired in Redis and came back is skipped.
-        if #flat > 0 and rankMember(anchorOf(st, lt), sq, id) == member then
+        if v[1] and rankMember(anchorOf(tonumber(v[1]), tonumber(v[2])), tonumber(v[3]), id) == member then
           out[#out + 1] = id
-          out[#out + 1] = flat
+          out[#out + 1] = v
           found = found + 1
           if found >= limit then return out end
         end

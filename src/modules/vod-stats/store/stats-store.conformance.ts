@@ -14,6 +14,7 @@ export interface StoreUnderTest {
 
 export interface StoreOptions {
   delayMs?: number;
+  maxAssetsPerWorkspace?: number;
 }
 
 /** Makes an empty store. Stores must prune exactly at the clock (no safety margin) for the size checks. */
@@ -61,30 +62,96 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       assert.equal(await store.get('ws2', 'a1'), undefined, 'assets are per workspace');
     });
 
-    scenario('sessions more than 3 minutes before the most recent start are excluded', {}, async ({ store, receive }) => {
-      await receive(at(10, 0, 30), ev('start', 'a1', 'old', at(10, 0, 30)), ev('request', 'a1', 'old', at(10, 0, 30)));
-      await receive(at(10, 1, 0), ev('start', 'a1', 'edge', at(10, 1, 0)));
-      assert.equal((await store.get('ws1', 'a1'))?.stats.new, 2);
-      await receive(at(10, 3, 30), ev('start', 'a1', 'latest', at(10, 3, 30)));
-      const a1 = await store.get('ws1', 'a1');
-      assert.deepEqual([a1?.stats.new, a1?.stats.requests, a1?.ts], [2, 0, at(10, 3, 30)]);
+    scenario('the asset window is the 180 s ending at the second of its latest start, exact to the second', {}, async ({ store, receive }) => {
+      const T = at(10, 10, 0, 500);
+      await receive(
+        T,
+        ev('start', 'a1', 'in-170', T - 170_000),
+        ev('request', 'a1', 'in-170', T - 170_000),
+        ev('start', 'a1', 'in-179', T - 179_000),
+        ev('start', 'a1', 'out-180', T - 180_000),
+        ev('start', 'a1', 'out-181', T - 181_000),
+        ev('error', 'a1', 'out-181', T - 181_000, { error_code: 104 }),
+        ev('start', 'a1', 'latest', T),
+      );
+      let a1 = await store.get('ws1', 'a1');
+      assert.deepEqual([a1?.ts, a1?.stats.new, a1?.stats.requests, a1?.stats.errors.size], [T, 3, 1, 0]);
+      // After the latest start: not in the window (its end is the start).
+      await receive(T + 2000, ev('request', 'a1', 'later', T + 1000), ev('manifest', 'a1', 'later', T + 1000, { latency_ms: 9 }));
+      a1 = await store.get('ws1', 'a1');
+      assert.deepEqual([a1?.ts, a1?.stats.requests, a1?.stats.manifest], [T, 1, 0]);
+      // A later start moves the window and brings them in.
+      await receive(T + 2000, ev('start', 'a1', 'later', T + 2000));
+      a1 = await store.get('ws1', 'a1');
+      assert.deepEqual([a1?.ts, a1?.stats.new, a1?.stats.requests, a1?.stats.manifest], [T + 2000, 3, 2, 1], 'in-179 (181 s before it) is out');
+      await receive(T + 10_000, ev('start', 'a1', 'last', T + 10_000));
+      assert.deepEqual([(await store.get('ws1', 'a1'))?.stats.new], [3], 'in-170 (180 s before) drops out, last comes in');
     });
 
-    scenario('the owner summary covers the 3 minutes ending with the query minute', {}, async ({ clock, store, receive }) => {
-      await receive(at(10, 0, 10), ev('start', 'a1', 's1', at(10, 0, 10)), ev('error', 'a1', 's1', at(10, 0, 10), { error_code: 104 }));
-      await receive(at(10, 2, 10), ev('start', 'a2', 's2', at(10, 2, 10)), ev('ad', 'a2', 's2', at(10, 2, 11), { latency_ms: 7 }));
-      let summary = await store.summary('ws1');
-      assert.equal(summary.ts, at(10, 2, 10));
-      assert.equal(summary.stats.new, 2);
-      assert.deepEqual([...summary.stats.errors], [[104, 1]]);
-      clock.set(at(10, 3, 0));
-      summary = await store.summary('ws1');
-      assert.deepEqual([summary.ts, summary.stats.new, summary.stats.errors.size], [at(10, 3, 0), 1, 0]);
-      assert.deepEqual(summary.stats.adLatency, { min: 7, max: 7, sum: 7, count: 1 });
-      clock.set(at(10, 5, 0));
-      assert.equal((await store.summary('ws1')).stats.new, 0);
-      assert.equal((await store.get('ws1', 'a2'))?.stats.new, 1, 'the asset window does not move with time');
+    scenario('the owner summary covers exactly the 180 s before the query, whatever the second of the minute', {}, async ({ clock, store, receive }) => {
+      const start = at(10, 0, 0);
+      await receive(start, ev('start', 'a1', 's1', start), ev('error', 'a1', 's1', start, { error_code: 104 }));
+      clock.set(start + 179_999);
+      assert.deepEqual([(await store.summary('ws1')).stats.errors.get(104)], [1], '179.999 s after: still in');
+      clock.set(start + 180_000);
+      assert.equal((await store.summary('ws1')).stats.errors.size, 0, '180 s after: out');
+      assert.equal((await store.get('ws1', 'a1'))?.stats.new, 1, 'the asset window does not move with time');
+      for (const [i, second] of [5, 30, 59].entries()) {
+        const now = at(10, 10 + 10 * i, second);
+        await receive(now, ev('start', 'a2', `q${second}`, now - 150_000), ev('start', 'a2', `old${second}`, now - 181_000));
+        const summary = await store.summary('ws1');
+        assert.equal(summary.ts, now);
+        assert.equal(summary.stats.new, 1, `query at second ${second}: the start 150 s old counts, the one 181 s old does not`);
+        clock.set(now + 200_000);
+        assert.equal((await store.summary('ws1')).stats.new, 0);
+      }
       assert.equal((await store.summary('nobody')).stats.new, 0);
+    });
+
+    scenario('late events count where they belong: an asset whose only session is 7 minutes or 23 hours old is served', {}, async ({ store, receive }) => {
+      const now = at(10, 30);
+      const seven = now - 7 * 60_000;
+      const day = now - 23 * 3600_000;
+      await receive(now, ev('request', 'late7', 's', seven - 2000), ev('manifest', 'late7', 's', seven - 1000, { latency_ms: 12 }), ev('start', 'late7', 's', seven));
+      await receive(now, ev('start', 'late23', 's', day), ev('error', 'late23', 's', day + 1000, { error_code: 110 }));
+      const late7 = await store.get('ws1', 'late7');
+      assert.deepEqual([late7?.ts, late7?.stats.new, late7?.stats.requests, late7?.stats.manifest], [seven, 1, 1, 1]);
+      const late23 = await store.get('ws1', 'late23');
+      assert.deepEqual([late23?.ts, late23?.stats.new, late23?.stats.errors.size], [day, 1, 0], 'the error came after the start');
+      // A late start that is not the latest still counts in the window it falls in.
+      await receive(now + 1000, ev('start', 'late7', 'older', seven - 60_000));
+      assert.equal((await store.get('ws1', 'late7'))?.stats.new, 2);
+      // Too old for the current window: counted (history), not shown in the window.
+      await receive(now + 2000, ev('start', 'late7', 'ancient', seven - 181_000));
+      assert.equal((await store.get('ws1', 'late7'))?.stats.new, 2);
+      assert.equal((await store.summary('ws1')).stats.new, 0, 'none of them is in the last 180 s');
+    });
+
+    scenario('a first start reported after later events of its asset still gets its exact window', {}, async ({ store, receive }) => {
+      const T = at(10, 10);
+      await receive(T, ev('request', 'a1', 's1', T - 100_000), ev('error', 'a1', 's2', T, { error_code: 103 }));
+      assert.equal((await store.get('ws1', 'a1'))?.ts, T, 'no start yet: the latest event anchors');
+      await receive(T + 60_000, ev('request', 'a1', 's3', T + 60_000));
+      await receive(T + 120_000, ev('start', 'a1', 's1', T - 90_000));
+      const a1 = await store.get('ws1', 'a1');
+      assert.deepEqual([a1?.ts, a1?.stats.new, a1?.stats.requests, a1?.stats.errors.size], [T - 90_000, 1, 1, 0]);
+    });
+
+    scenario('a workspace holds at most the configured number of assets; events for more are dropped and said so', { maxAssetsPerWorkspace: 3 }, async ({ clock, store, receive }) => {
+      const T = at(10, 0);
+      clock.set(T);
+      const first = await store.record([ev('start', 'a1', 's', T), ev('start', 'a2', 's', T), ev('start', 'a3', 's', T)], T);
+      assert.deepEqual(first.dropped, []);
+      const more = await store.record([ev('start', 'a4', 's', T), ev('start', 'a1', 's2', T), ev('request', 'a5', 's', T), ev('start', 'b1', 's', T, { owner: 'ws2' })], T);
+      assert.deepEqual(more.dropped, [0, 2], 'new assets past the limit; known assets and other workspaces still count');
+      assert.equal(await store.get('ws1', 'a4'), undefined);
+      assert.equal((await store.get('ws1', 'a1'))?.stats.new, 2);
+      assert.equal((await store.get('ws2', 'b1'))?.stats.new, 1);
+      await receive(T + 60_000, ev('start', 'a1', 's3', T + 60_000));
+      clock.set(T + 24 * 3600_000 + 1);
+      const later = await store.record([ev('start', 'a4', 's', clock.now())], clock.now());
+      assert.deepEqual(later.dropped, [], 'expired assets make room (prune or not)');
+      assert.deepEqual((await store.top('ws1', 100)).map((a) => a.assetId).sort(), ['a1', 'a4']);
     });
 
     scenario('an asset disappears 24 h after its last start and its storage is reclaimed', {}, async ({ clock, store, receive }) => {
@@ -99,8 +166,8 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       assert.equal((await store.size()).assets, 2);
       assert.equal((await store.prune()).assetsRemoved, 1);
       const after = await store.size();
-      assert.deepEqual({ assets: after.assets, buckets: after.buckets, sessions: after.sessions }, { assets: 1, buckets: 1, sessions: 1 });
-      clock.set(at(10, 30) + 24 * 3600_000 + 1);
+      assert.deepEqual({ assets: after.assets, buckets: after.buckets, sessions: after.sessions }, { assets: 1, buckets: 3, sessions: 1 }, 'one second of detail (10:30:00), two minutes of history (10:00, 10:30)');
+      clock.set(at(10, 31) + 24 * 3600_000);
       await store.prune();
       assert.deepEqual(await store.size(), { owners: 0, assets: 0, buckets: 0, sessions: 0, ownerBuckets: 0, pendingEvents: 0 });
     });
@@ -166,27 +233,23 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       assert.deepEqual(await store.search('ws2', ['a']), []);
     });
 
-    scenario('stats_delay_ms: events stay invisible until the delay has passed', { delayMs: 180_000 }, async ({ clock, store, receive }) => {
-      await receive(at(10, 0), ev('start', 'a1', 's1', at(10, 0)));
-      assert.equal(await store.get('ws1', 'a1'), undefined);
-      assert.equal((await store.size()).pendingEvents, 1);
+    scenario('stats_delay_ms: a session appears in its asset after the delay, and never in the owner summary', { delayMs: 180_000 }, async ({ clock, store, receive }) => {
+      await receive(at(10, 0), ev('start', 'a1', 's1', at(10, 0)), ev('request', 'a1', 's1', at(10, 0)));
+      const hidden = async () => [await store.get('ws1', 'a1'), (await store.top('ws1', 100)).length, (await store.search('ws1', ['a1'])).length, (await store.summary('ws1')).stats.new];
+      assert.deepEqual(await hidden(), [undefined, 0, 0, 0]);
+      assert.equal((await store.size()).pendingEvents, 2);
       clock.set(at(10, 2, 59, 999));
-      assert.equal(await store.get('ws1', 'a1'), undefined);
+      assert.deepEqual(await hidden(), [undefined, 0, 0, 0]);
       clock.set(at(10, 3));
       assert.equal((await store.get('ws1', 'a1'))?.stats.new, 1);
+      assert.deepEqual([(await store.top('ws1', 100)).length, (await store.search('ws1', ['a1'])).length], [1, 1]);
+      assert.equal((await store.summary('ws1')).stats.new, 0, 'never in the summary: it is 180 s old when it appears');
       assert.equal((await store.size()).pendingEvents, 0);
-    });
-
-    scenario('late events: within 5 minutes they anchor, later ones only fill the current window', {}, async ({ store, receive }) => {
-      await receive(at(10, 10), ev('start', 'a1', 's1', at(10, 10)));
-      await receive(at(10, 13), ev('start', 'a1', 's2', at(10, 9)));
-      assert.equal((await store.get('ws1', 'a1'))?.stats.new, 2);
-      await receive(at(10, 31), ev('start', 'a1', 's3', at(10, 11)), ev('start', 'new-asset', 's4', at(10, 11)));
-      const a1 = await store.get('ws1', 'a1');
-      assert.deepEqual([a1?.ts, a1?.stats.new], [at(10, 10), 2]);
-      assert.equal(await store.get('ws1', 'new-asset'), undefined);
-      await receive(at(10, 31), ev('manifest', 'a1', 's1', at(10, 10)));
-      assert.equal((await store.get('ws1', 'a1'))?.stats.manifest, 1);
+      for (const late of [1000, 60_000, 200_000]) {
+        clock.set(at(10, 3) + late);
+        const summary = await store.summary('ws1');
+        assert.deepEqual([summary.stats.new, summary.stats.requests], [0, 0]);
+      }
     });
 
     scenario('ids are opaque: separators, unicode and look-alike owners stay apart', {}, async ({ store, receive }) => {

@@ -8,7 +8,7 @@ export interface LatencySummary {
   count: number;
 }
 
-/** The statistics of one window (3 minute buckets), before rendering. */
+/** The statistics of one window (WINDOW_S seconds), before rendering. */
 export interface WindowStats {
   requests: number;
   manifest: number;
@@ -21,7 +21,7 @@ export interface WindowStats {
 }
 
 /**
- * One asset's statistics: the window ending with the minute of its anchor `ts`. A store may
+ * One asset's statistics: the window ending with the second of its anchor `ts`. A store may
  * hand out the same object again while the asset is unchanged: treat it as read-only.
  */
 export interface AssetStats {
@@ -32,7 +32,7 @@ export interface AssetStats {
   stats: WindowStats;
 }
 
-/** A workspace's statistics over the 3 minute buckets ending with the query's minute. */
+/** A workspace's statistics over the WINDOW_S seconds ending with the query's second. */
 export interface OwnerSummary {
   owner: string;
   /** The time of the query, Unix ms. */
@@ -44,14 +44,24 @@ export interface OwnerSummary {
 export interface StoreSize {
   owners: number;
   assets: number;
-  /** Per-asset minute buckets. */
+  /** Per-asset buckets: per-second detail and per-minute history. */
   buckets: number;
-  /** Per-asset session dedupe entries. */
+  /** Per-asset dedupe entries (sessions, and session/error-code pairs). */
   sessions: number;
-  /** Per-owner minute buckets feeding the summary. */
+  /** Per-workspace buckets: per-second totals (summary) and per-minute history. */
   ownerBuckets: number;
   /** Events accepted but not yet visible (stats_delay_ms). */
   pendingEvents: number;
+}
+
+/** What counting a batch did beyond counting. */
+export interface RecordResult {
+  /**
+   * Positions (in the batch) of events not counted because they named a new asset of a
+   * workspace already holding the maximum number of assets. Empty with a stats delay (the batch
+   * is counted later; drops then show in the store's dropped counter only).
+   */
+  dropped: readonly number[];
 }
 
 export interface PruneResult {
@@ -66,14 +76,14 @@ export interface PruneResult {
  */
 export interface StatsStore {
   /** Counts accepted events received at `receivedAt` (Unix ms). Batches must come in journal order. */
-  record(events: readonly PlaybackEvent[], receivedAt: number): Promise<void>;
+  record(events: readonly PlaybackEvent[], receivedAt: number): Promise<RecordResult>;
   /** One asset of `owner`, or undefined when it has no statistics (unknown or expired). */
   get(owner: string, assetId: string): Promise<AssetStats | undefined>;
   /** The known assets among `assetIds`, in the order asked, unknown ones left out. */
   search(owner: string, assetIds: readonly string[]): Promise<AssetStats[]>;
   /** Up to `limit` assets with the most new sessions in their window; ties by most recent ts. */
   top(owner: string, limit: number): Promise<AssetStats[]>;
-  /** The workspace's last three minutes. */
+  /** The workspace's last WINDOW_S seconds, ending with the second of the query. */
   summary(owner: string): Promise<OwnerSummary>;
   /** Drops what no query can show any more (expired assets, dead buckets and sessions). */
   prune(): Promise<PruneResult>;

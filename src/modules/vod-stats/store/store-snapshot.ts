@@ -1,27 +1,22 @@
-import { AssetState, sessionList } from './asset-state.js';
+import { AssetState } from './asset-state.js';
 import type { OwnerState } from './asset-state.js';
+import { BucketSeries, finiteList } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { MemoryStatsStore } from './memory-stats-store.js';
-import { MinuteBucket } from './minute-bucket.js';
 
 /**
  * Snapshot format of the embedded store: one JSON array per line, so it streams in both
  * directions and a torn file is detected by the missing `end` line.
- *   ["playline-vod-stats", 1, lastReceivedAt]
- *   ["o", ownerId, [minuteBucket...]]                              workspace minute totals
- *   ["a", assetId, startTs, latestTs, [minuteBucket...], [sessionId, manifest, ad, start, errors|0, ...]]
- *   ["p", receivedAt, [event...]]                                  not yet visible (stats_delay_ms)
+ *   ["playline-vod-stats", 2, lastReceivedAt]
+ *   ["o", ownerId, detail, history]                            workspace totals (BucketSeries)
+ *   ["a", assetId, startTs, latestTs, floor, detail, history, sessionMarks, errorMarks]
+ *   ["p", receivedAt, [event...]]                              not yet visible (stats_delay_ms)
  *   ["end", owners, assets]
- * Asset lines belong to the owner line before them.
+ * Asset lines belong to the owner line before them. Every number is checked to be finite on
+ * the way in: a snapshot is data from disk, never trusted.
  */
 const MAGIC = 'playline-vod-stats';
-const VERSION = 1;
-
-const sessionRows = (asset: AssetState): unknown[] => {
-  const rows: unknown[] = [];
-  for (const m of sessionList(asset.sessions)) rows.push(m.id, m.manifest, m.ad, m.start, m.errors ?? 0);
-  return rows;
-};
+const VERSION = 2;
 
 /** The store's state as snapshot lines (each without its newline), owner by owner. */
 export function* snapshotLines(store: MemoryStatsStore): Generator<string> {
@@ -30,10 +25,13 @@ export function* snapshotLines(store: MemoryStatsStore): Generator<string> {
   let assets = 0;
   for (const owner of store.owners.values()) {
     owners++;
-    yield JSON.stringify(['o', owner.id, owner.minutes]);
+    yield JSON.stringify(['o', owner.id, owner.detail, owner.history]);
     for (const asset of owner.assets.values()) {
       assets++;
-      yield JSON.stringify(['a', asset.id, asset.startTs, asset.latestTs, asset.buckets, sessionRows(asset)]);
+      yield JSON.stringify([
+        'a', asset.id, asset.startTs, asset.latestTs, asset.floor, asset.detail, asset.history,
+        asset.sessions?.entries ?? [], asset.errorMarks?.entries ?? [],
+      ]);
     }
   }
   for (const batch of store.pendingBatches()) yield JSON.stringify(['p', batch.receivedAt, batch.events]);
@@ -44,59 +42,100 @@ const fail = (what: string): never => {
   throw new Error(`vod-stats snapshot: ${what}`);
 };
 
-const num = (value: unknown): number => (typeof value === 'number' ? value : fail('expected a number'));
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : fail('expected a finite number'));
 const str = (value: unknown): string => (typeof value === 'string' ? value : fail('expected a string'));
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : fail('expected a list'));
+const series = (value: unknown): BucketSeries => {
+  try {
+    return BucketSeries.fromJSON(value);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+};
+const marks = (value: unknown, stride: number): number[] => {
+  try {
+    return finiteList(value, stride);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+};
+
+const EVENT_TYPES = new Set(['request', 'manifest', 'ad', 'start', 'error']);
+const optionalNumber = (value: unknown): boolean => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
+
+/** An event of a pending batch, checked field by field (it was accepted once; the file may have changed since). */
+const pendingEvent = (value: unknown): PlaybackEvent => {
+  if (typeof value !== 'object' || value === null) return fail('pending event is not an object');
+  const e = value as Record<string, unknown>;
+  if (!EVENT_TYPES.has(e.type as string)) fail('pending event type');
+  str(e.owner);
+  str(e.asset_id);
+  str(e.session_id);
+  num(e.ts);
+  if (!optionalNumber(e.latency_ms) || !optionalNumber(e.error_code)) fail('pending event numbers');
+  return e as unknown as PlaybackEvent;
+};
 
 const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]): void => {
+  if (row.length !== 9) fail('malformed asset line');
   const asset = new AssetState(str(row[1]), store.nextAssetSeq());
   asset.startTs = num(row[2]);
   asset.latestTs = num(row[3]);
-  asset.buckets = list(row[4]).map((b) => MinuteBucket.fromJSON(b));
-  const sessions = list(row[5]);
-  for (let i = 0; i + 4 < sessions.length; i += 5) {
-    const marks = asset.marks(str(sessions[i]));
-    marks.manifest = num(sessions[i + 1]);
-    marks.ad = num(sessions[i + 2]);
-    marks.start = num(sessions[i + 3]);
-    const errors = sessions[i + 4];
-    marks.errors = Array.isArray(errors) ? errors.map(num) : null;
-  }
+  asset.floor = num(row[4]);
+  asset.detail = series(row[5]);
+  asset.history = series(row[6]);
+  const sessions = marks(row[7], 4);
+  if (sessions.length > 0) asset.sessionTable().load(sessions);
+  const errors = marks(row[8], 2);
+  if (errors.length > 0) asset.errorTable().load(errors);
   asset.reanchor();
   owner.assets.set(asset.id, asset);
 };
 
 /**
- * Loads snapshot lines into an empty store. Throws on anything malformed or truncated, so a
- * damaged snapshot is never taken for a complete one.
+ * Loads snapshot lines into an empty store. Throws on anything malformed, truncated or not
+ * finite, so a damaged snapshot is never taken for a complete one.
  */
 export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>): void => {
   let owner: OwnerState | undefined;
   let header = false;
   let ended = false;
+  let owners = 0;
+  let assets = 0;
   for (const line of lines) {
     if (line === '') continue;
     if (ended) fail('data after the end line');
-    const row = list(JSON.parse(line));
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      fail('a line is not JSON');
+    }
+    const row = list(parsed);
     if (!header) {
-      if (row[0] !== MAGIC || row[1] !== VERSION) fail('unknown format or version');
+      if (row[0] !== MAGIC || row[1] !== VERSION) fail(`unknown format or version (this build reads version ${VERSION})`);
       store.lastReceivedAt = num(row[2]);
       header = true;
       continue;
     }
     switch (row[0]) {
       case 'o':
+        if (row.length !== 4) fail('malformed owner line');
         owner?.rankAll();
         owner = store.ownerState(str(row[1]));
-        owner.minutes = list(row[2]).map((b) => MinuteBucket.fromJSON(b));
+        owner.detail = series(row[2]);
+        owner.history = series(row[3]);
+        owners++;
         break;
       case 'a':
         restoreAsset(store, owner ?? fail('asset line before any owner line'), row);
+        assets++;
         break;
       case 'p':
-        store.restorePending(num(row[1]), list(row[2]) as PlaybackEvent[]);
+        store.restorePending(num(row[1]), list(row[2]).map(pendingEvent));
         break;
       case 'end':
+        if (num(row[1]) !== owners || num(row[2]) !== assets) fail('the end line does not match the lines before it');
         ended = true;
         break;
       default:
