@@ -9,10 +9,12 @@ export const MAX_EVENT_BATCH_BYTES = 16 * 1024 * 1024;
 export const MAX_ID_LENGTH = 256;
 /** Longest url, ip, ua and msg of an error event, in characters. */
 export const MAX_TEXT_LENGTH = 8 * 1024;
+/** Largest latency_ms (manifest, ad) and startup_ms (start) accepted: one hour, in ms. */
+export const MAX_DURATION_MS = 3_600_000;
 
 export const PlaybackEventTypeSchema = Type.Union(
-  [Type.Literal('request'), Type.Literal('manifest'), Type.Literal('ad'), Type.Literal('start'), Type.Literal('error')],
-  { description: 'What happened' },
+  [Type.Literal('request'), Type.Literal('manifest'), Type.Literal('ad'), Type.Literal('start'), Type.Literal('error'), Type.Literal('rebuffer')],
+  { description: 'What happened (rebuffer: a player reported buffer starvation, CMCD bs; counted in history only)' },
 );
 export type PlaybackEventType = Static<typeof PlaybackEventTypeSchema>;
 
@@ -33,6 +35,12 @@ const eventProperties = {
   ip: Text('error events only: client IP address'),
   ua: Text('error events only: client User-Agent'),
   msg: Text('error events only: short description of the cause'),
+  startup_ms: Type.Optional(
+    Type.Number({ minimum: 0, maximum: MAX_DURATION_MS, description: 'start events only: playback request to first media segment, in ms (history only)' }),
+  ),
+  workspace_only: Type.Optional(
+    Type.Boolean({ description: 'Counts in the workspace summary and history only, never as an asset (e.g. a refused playback of an asset the library does not hold)' }),
+  ),
 };
 
 /** One playback event as a client sends it (the declared shape; unknown members are ignored). */

@@ -1,5 +1,6 @@
 import { AppError } from '../../../platform/errors.js';
 import {
+  MAX_DURATION_MS,
   MAX_EVENT_LINE_BYTES,
   MAX_ID_LENGTH,
   MAX_TEXT_LENGTH,
@@ -70,7 +71,8 @@ const toEvent = (value: unknown, ctx: EventBatchContext): PlaybackEvent | Reject
   else if (rawType === 'manifest') type = 'manifest';
   else if (rawType === 'ad') type = 'ad';
   else if (rawType === 'error') type = 'error';
-  else return new Rejection('invalid_field', 'type must be one of request, manifest, ad, start, error');
+  else if (rawType === 'rebuffer') type = 'rebuffer';
+  else return new Rejection('invalid_field', 'type must be one of request, manifest, ad, start, error, rebuffer');
 
   const owner = o['owner'];
   if (!isId(owner)) return idRejection('owner');
@@ -105,6 +107,20 @@ const toEvent = (value: unknown, ctx: EventBatchContext): PlaybackEvent | Reject
       return new Rejection('invalid_field', 'latency_ms must be a finite number >= 0');
     }
     latency = rawLatency;
+  }
+
+  const rawStartup = o['startup_ms'];
+  let startup: number | undefined;
+  if (rawStartup !== undefined && rawStartup !== null) {
+    if (type !== 'start') return new Rejection('invalid_field', 'startup_ms is only allowed on start events');
+    if (typeof rawStartup !== 'number' || !(rawStartup >= 0 && rawStartup <= MAX_DURATION_MS)) {
+      return new Rejection('invalid_field', `startup_ms must be a number from 0 to ${MAX_DURATION_MS}`);
+    }
+    startup = rawStartup;
+  }
+  const rawScope = o['workspace_only'];
+  if (rawScope !== undefined && rawScope !== null && typeof rawScope !== 'boolean') {
+    return new Rejection('invalid_field', 'workspace_only must be a boolean');
   }
 
   const rawCode = o['error_code'];
@@ -147,6 +163,8 @@ const toEvent = (value: unknown, ctx: EventBatchContext): PlaybackEvent | Reject
   event.type = type;
   event.ts = ts;
   if (latency === undefined && rawLatency !== undefined) event.latency_ms = undefined;
+  if (startup === undefined && rawStartup !== undefined) event.startup_ms = undefined;
+  if (rawScope !== true && rawScope !== undefined) event.workspace_only = undefined;
   if (type === 'error') {
     event.error_code = errorCode;
     event.http_status = httpStatus;

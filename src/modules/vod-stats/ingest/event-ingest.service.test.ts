@@ -134,7 +134,7 @@ test('a batch the journal cannot store is refused (503) and not counted', async 
   // A batch with nothing acceptable never touches the journal.
   assert.deepEqual(await service.ingest(ndjson({ type: 'bogus' }), 'ndjson', auth), {
     accepted: 0,
-    rejected: [{ index: 0, code: 'invalid_field', detail: 'type must be one of request, manifest, ad, start, error' }],
+    rejected: [{ index: 0, code: 'invalid_field', detail: 'type must be one of request, manifest, ad, start, error, rebuffer' }],
   });
 });
 

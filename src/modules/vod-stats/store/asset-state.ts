@@ -1,4 +1,4 @@
-import { BucketSeries, F } from './bucket-series.js';
+import { BucketSeries, F, QOE_STRIDE } from './bucket-series.js';
 import { RankedAssets } from './ranked-assets.js';
 import type { Rankable } from './ranked-assets.js';
 import { MarkTable, NONE } from './session-marks.js';
@@ -31,6 +31,8 @@ export class AssetState implements Rankable {
   floor = NONE;
   detail = new BucketSeries();
   history = new BucketSeries();
+  /** Playback quality per minute (rebuffers, startup), only once a player reported any. */
+  qoe: BucketSeries | null = null;
   sessions: MarkTable | null = null;
   errorMarks: MarkTable | null = null;
   /** Distinct started sessions in the current window: the ranking key. */
@@ -94,9 +96,17 @@ export class AssetState implements Rankable {
     return (this.errorMarks ??= new MarkTable(2));
   }
 
+  qoeSeries(): BucketSeries {
+    return (this.qoe ??= new BucketSeries(QOE_STRIDE));
+  }
+
   /** Drops detail, history and marks no query can show any more; returns what was removed. */
   prune(receivedSecond: number, historyFirstMinute: number): { buckets: number; sessions: number } {
-    const buckets = this.detail.dropBefore(this.floor) + this.history.dropBefore(historyFirstMinute);
+    let buckets = this.detail.dropBefore(this.floor) + this.history.dropBefore(historyFirstMinute);
+    if (this.qoe !== null) {
+      buckets += this.qoe.dropBefore(historyFirstMinute);
+      if (this.qoe.length === 0) this.qoe = null;
+    }
     const live = (second: number) => this.isLive(second, receivedSecond);
     let sessions = 0;
     if (this.sessions !== null) {
@@ -110,9 +120,9 @@ export class AssetState implements Rankable {
     return { buckets, sessions };
   }
 
-  /** Detail and history buckets held. */
+  /** Detail, history and playback-quality buckets held. */
   bucketCount(): number {
-    return this.detail.length + this.history.length;
+    return this.detail.length + this.history.length + (this.qoe?.length ?? 0);
   }
 
   /** Dedupe entries held (sessions, and session/error-code pairs). */
@@ -144,6 +154,8 @@ export class OwnerState {
   detail = new BucketSeries();
   /** Workspace totals per minute over the serving window (history). */
   history = new BucketSeries();
+  /** Workspace playback quality per minute, once reported. */
+  qoe: BucketSeries | null = null;
   /**
    * No asset of this workspace expires before this time (Unix ms): the asset cap counts live
    * assets without scanning them all while it has not passed.
@@ -151,6 +163,15 @@ export class OwnerState {
   noExpiryBefore = 0;
 
   constructor(readonly id: string) {}
+
+  qoeSeries(): BucketSeries {
+    return (this.qoe ??= new BucketSeries(QOE_STRIDE));
+  }
+
+  /** Detail, history and playback-quality buckets held. */
+  bucketCount(): number {
+    return this.detail.length + this.history.length + (this.qoe?.length ?? 0);
+  }
 
   /** Notes that the asset's ranking key changed; true if it is the first of a new backlog. */
   markDirty(asset: AssetState): boolean {

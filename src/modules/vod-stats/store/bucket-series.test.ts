@@ -33,3 +33,11 @@ test('a stored series is checked, never trusted: out of order, wrong length or n
   assert.throws(() => BucketSeries.fromJSON([cells.map((v, i) => (i === 7 ? null : v)), []]), /non-finite/);
   assert.throws(() => BucketSeries.fromJSON({}), /malformed/);
 });
+
+test('a sample that opens its bucket is kept (the bucket array may be replaced as it grows)', () => {
+  const series = new BucketSeries();
+  series.addLatency(5, MANIFEST_LATENCY, 7);
+  series.addLatency(3, MANIFEST_LATENCY, 2);
+  series.addLatency(9, MANIFEST_LATENCY, 1);
+  assert.deepEqual(series.sum(0, 10).manifestLatency, { min: 1, max: 7, sum: 10, count: 3 });
+});

@@ -20,6 +20,12 @@ export const F = {
   adCount: 12,
 } as const;
 export const STRIDE = 13;
+/**
+ * Playback quality per minute (history only, from CMCD): rebuffer reports, and the startup time of
+ * started sessions (playback request to first media segment) as sum, count and max.
+ */
+export const Q = { time: 0, rebuffers: 1, startupSum: 2, startupCount: 3, startupMax: 4 } as const;
+export const QOE_STRIDE = 5;
 /** Where a latency kind's four counters start. */
 export const MANIFEST_LATENCY = F.manifestMin;
 export const AD_LATENCY = F.adMin;
@@ -57,24 +63,28 @@ export class BucketSeries {
   cells: number[] = [];
   errors: number[] | null = null;
 
+  /** Numbers per bucket: STRIDE for statistics, QOE_STRIDE for playback quality. */
+  constructor(readonly stride: number = STRIDE) {}
+
   get length(): number {
-    return this.cells.length / STRIDE;
+    return this.cells.length / this.stride;
   }
 
   /** The time of bucket `i` (0-based). */
   timeAt(i: number): number {
-    return this.cells[i * STRIDE] as number;
+    return this.cells[i * this.stride] as number;
   }
 
   /** The offset of the bucket for `time`, created empty if missing. Recent times are cheapest. */
   slot(time: number): number {
     const cells = this.cells;
-    let at = cells.length - STRIDE;
-    while (at >= 0 && (cells[at] as number) > time) at -= STRIDE;
+    const stride = this.stride;
+    let at = cells.length - stride;
+    while (at >= 0 && (cells[at] as number) > time) at -= stride;
     if (at >= 0 && cells[at] === time) return at;
-    at += STRIDE;
+    at += stride;
     // Exact-size arrays (push would reserve room for 17 more numbers): most series hold one or two buckets.
-    const fresh = [time, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    const fresh = stride === STRIDE ? [time, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] : [time, 0, 0, 0, 0];
     if (cells.length === 0) this.cells = fresh;
     else if (at === cells.length) this.cells = cells.concat(fresh);
     else cells.splice(at, 0, ...fresh);
@@ -83,14 +93,14 @@ export class BucketSeries {
 
   /** Adds one to counter `field` of the bucket for `time`. */
   add(time: number, field: number): void {
-    const at = this.slot(time);
+    const at = this.slot(time); // before reading this.cells: slot() may replace the array
     this.cells[at + field] = (this.cells[at + field] as number) + 1;
   }
 
   /** Adds a latency sample of the kind starting at `base` (MANIFEST_LATENCY or AD_LATENCY). */
   addLatency(time: number, base: number, ms: number): void {
-    const cells = this.cells;
     const at = this.slot(time) + base;
+    const cells = this.cells; // after slot(), which may replace the array
     const count = cells[at + 3] as number;
     if (count === 0 || ms < (cells[at] as number)) cells[at] = ms;
     if (count === 0 || ms > (cells[at + 1] as number)) cells[at + 1] = ms;
@@ -113,18 +123,28 @@ export class BucketSeries {
     errors.splice(i + 3, 0, time, code, 1);
   }
 
+  /** Adds a startup time (QOE_STRIDE series). */
+  addStartup(time: number, ms: number): void {
+    const at = this.slot(time);
+    const cells = this.cells; // after slot(), which may replace the array
+    cells[at + Q.startupSum] = (cells[at + Q.startupSum] as number) + ms;
+    cells[at + Q.startupCount] = (cells[at + Q.startupCount] as number) + 1;
+    if (ms > (cells[at + Q.startupMax] as number)) cells[at + Q.startupMax] = ms;
+  }
+
   /** Drops every bucket before `first`; returns how many buckets went. */
   dropBefore(first: number): number {
     const cells = this.cells;
+    const stride = this.stride;
     let cut = 0;
-    while (cut < cells.length && (cells[cut] as number) < first) cut += STRIDE;
+    while (cut < cells.length && (cells[cut] as number) < first) cut += stride;
     if (cut > 0) this.cells = cut === cells.length ? [] : cells.slice(cut);
     if (this.errors !== null) {
       let e = 0;
       while (e < this.errors.length && (this.errors[e] as number) < first) e += 3;
       if (e > 0) this.errors = e === this.errors.length ? null : this.errors.slice(e);
     }
-    return cut / STRIDE;
+    return cut / stride;
   }
 
   /** The counters of the buckets whose time lies in [first, last], summed in ascending time order. */
@@ -174,15 +194,15 @@ export class BucketSeries {
   }
 
   /** Reads the snapshot form back; throws on anything malformed (snapshots are checked, never trusted). */
-  static fromJSON(value: unknown): BucketSeries {
+  static fromJSON(value: unknown, stride: number = STRIDE): BucketSeries {
     if (!Array.isArray(value) || value.length !== 2) throw new Error('malformed bucket series');
     const [cells, errors] = value as unknown[];
-    const series = new BucketSeries();
-    series.cells = finiteList(cells, STRIDE);
+    const series = new BucketSeries(stride);
+    series.cells = finiteList(cells, stride);
     const e = finiteList(errors, 3);
     series.errors = e.length > 0 ? e : null;
-    for (let at = STRIDE; at < series.cells.length; at += STRIDE) {
-      if ((series.cells[at] as number) <= (series.cells[at - STRIDE] as number)) throw new Error('bucket series out of order');
+    for (let at = stride; at < series.cells.length; at += stride) {
+      if ((series.cells[at] as number) <= (series.cells[at - stride] as number)) throw new Error('bucket series out of order');
     }
     return series;
   }

@@ -1,9 +1,10 @@
 import type { Clock } from '../../../platform/clock.js';
 import { AssetState, MARK, NONE, OwnerState } from './asset-state.js';
-import { AD_LATENCY, F, MANIFEST_LATENCY, emptyWindow } from './bucket-series.js';
+import { AD_LATENCY, F, MANIFEST_LATENCY, Q, emptyWindow } from './bucket-series.js';
+import { historyPoints } from './history.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import { errorKey, sessionHash } from './session-marks.js';
-import type { AssetStats, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
+import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
 import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
 
@@ -183,9 +184,45 @@ export class MemoryStatsStore implements StatsStore {
     return owner.assets.size < this.maxAssets;
   }
 
+  /**
+   * Counts an event that never touches an asset's window: `workspace_only` events (workspace
+   * summary and history, no dedupe: there are no marks at the workspace level), and `rebuffer`
+   * reports (playback quality history of the asset if it is held, and of the workspace).
+   */
+  private applyOutsideAssets(e: PlaybackEvent, owner: OwnerState, r: Receipt): void {
+    const minute = minuteOf(e.ts);
+    if (e.type === 'rebuffer') {
+      const asset = owner.assets.get(e.asset_id);
+      if (asset !== undefined && asset.anchorTs + RETENTION_MS >= r.receivedAt) asset.qoeSeries().add(minute, Q.rebuffers);
+      owner.qoeSeries().add(minute, Q.rebuffers);
+      return;
+    }
+    const second = secondOf(e.ts);
+    const summarised = second >= r.summaryFirst;
+    if (e.type === 'error') {
+      const code = e.error_code ?? 999;
+      owner.history.addError(minute, code);
+      if (summarised) owner.detail.addError(second, code);
+      return;
+    }
+    const field = FIELD_OF[e.type];
+    owner.history.add(minute, field);
+    if (summarised) owner.detail.add(second, field);
+    const latency = e.latency_ms;
+    if (latency !== undefined && (e.type === 'manifest' || e.type === 'ad')) {
+      const base = e.type === 'manifest' ? MANIFEST_LATENCY : AD_LATENCY;
+      owner.history.addLatency(minute, base, latency);
+      if (summarised) owner.detail.addLatency(second, base, latency);
+    }
+  }
+
   /** Counts one event; false when it was dropped (a new asset past the workspace's limit). */
   private apply(e: PlaybackEvent, r: Receipt): boolean {
     const owner = this.ownerState(e.owner);
+    if (e.workspace_only === true || e.type === 'rebuffer') {
+      this.applyOutsideAssets(e, owner, r);
+      return true;
+    }
     let asset = owner.assets.get(e.asset_id);
     if (asset !== undefined && asset.anchorTs + RETENTION_MS < r.receivedAt) {
       owner.removeAsset(asset);
@@ -260,9 +297,15 @@ export class MemoryStatsStore implements StatsStore {
       if (detailed) asset.detail.addLatency(second, base, latency);
       if (summarised) owner.detail.addLatency(second, base, latency);
     }
-    if (kind === MARK.start && asset.inWindow(second)) {
-      asset.windowNew++;
-      if (owner.markDirty(asset)) this.unranked.add(owner);
+    if (kind === MARK.start) {
+      if (e.startup_ms !== undefined) {
+        asset.qoeSeries().addStartup(minute, e.startup_ms);
+        owner.qoeSeries().addStartup(minute, e.startup_ms);
+      }
+      if (asset.inWindow(second)) {
+        asset.windowNew++;
+        if (owner.markDirty(asset)) this.unranked.add(owner);
+      }
     }
     return true;
   }
@@ -314,6 +357,18 @@ export class MemoryStatsStore implements StatsStore {
     return Promise.resolve(this.topSync(owner, limit));
   }
 
+  history(owner: string, assetId: string | undefined, from: number, to: number): Promise<HistoryPoint[] | undefined> {
+    this.releaseDue();
+    const now = this.clock.now();
+    const state = this.owners.get(owner);
+    const first = minuteOf(Math.max(from, now - RETENTION_MS));
+    const last = minuteOf(Math.min(to, now));
+    if (assetId === undefined) return Promise.resolve(state === undefined ? [] : historyPoints(state.history, state.qoe, first, last));
+    const asset = state?.assets.get(assetId);
+    if (asset === undefined || !this.visible(asset, now)) return Promise.resolve(undefined);
+    return Promise.resolve(historyPoints(asset.history, asset.qoe, first, last));
+  }
+
   summary(owner: string): Promise<OwnerSummary> {
     this.releaseDue();
     const now = this.clock.now();
@@ -346,7 +401,11 @@ export class MemoryStatsStore implements StatsStore {
       }
       owner.detail.dropBefore(windowStart(second));
       owner.history.dropBefore(historyFirst);
-      if (owner.assets.size === 0 && owner.detail.length === 0 && owner.history.length === 0) {
+      if (owner.qoe !== null) {
+        owner.qoe.dropBefore(historyFirst);
+        if (owner.qoe.length === 0) owner.qoe = null;
+      }
+      if (owner.assets.size === 0 && owner.bucketCount() === 0) {
         this.owners.delete(id);
         this.unranked.delete(owner);
         if (this.cachedOwner === owner) this.cachedOwner = undefined;
@@ -361,7 +420,7 @@ export class MemoryStatsStore implements StatsStore {
     const size: StoreSize = { owners: 0, assets: 0, buckets: 0, sessions: 0, ownerBuckets: 0, pendingEvents: this.pendingEvents };
     for (const owner of this.owners.values()) {
       size.owners++;
-      size.ownerBuckets += owner.detail.length + owner.history.length;
+      size.ownerBuckets += owner.bucketCount();
       for (const asset of owner.assets.values()) {
         size.assets++;
         size.buckets += asset.bucketCount();
@@ -375,5 +434,7 @@ export class MemoryStatsStore implements StatsStore {
     return Promise.resolve(this.sizeSync());
   }
 }
+
+const FIELD_OF = { request: F.requests, manifest: F.manifest, ad: F.ad, start: F.starts } as const;
 
 const NOTHING_DROPPED: RecordResult = Object.freeze({ dropped: [] as number[] });

@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import type { AssetStats, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
-import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, secondOf, windowStart } from '../stats-window.js';
+import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
+import { historyPoints } from './history.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, minuteOf, secondOf, windowStart } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
-import { ASSET_META_FIELDS, assetKey, assetStatsOf, ownerHistoryKey, ownerKey, pushEvent, rankKey, seriesOf } from './redis-stats-codec.js';
+import { ASSET_META_FIELDS, assetKey, assetStatsOf, historySeriesOf, ownerHistoryKey, ownerKey, ownerQoeKey, pushEvent, rankKey, seriesOf } from './redis-stats-codec.js';
 import { statsLuaSource } from './stats-lua.js';
 
 export interface RedisStatsStoreOptions {
@@ -174,6 +175,24 @@ export class RedisStatsStore implements StatsStore {
     return stats;
   }
 
+  async history(owner: string, assetId: string | undefined, from: number, to: number): Promise<HistoryPoint[] | undefined> {
+    await this.releaseDue();
+    const now = this.clock.now();
+    const first = minuteOf(Math.max(from, now - RETENTION_MS));
+    const last = minuteOf(Math.min(to, now));
+    let keys: [string, string];
+    if (assetId === undefined) keys = [ownerHistoryKey(this.prefix, owner), ownerQoeKey(this.prefix, owner)];
+    else {
+      const fields = await this.redis.hmget(assetKey(this.prefix, 'a', owner, assetId), ...ASSET_READ);
+      if (assetStatsOf(owner, assetId, fields, now) === undefined) return undefined;
+      keys = [assetKey(this.prefix, 'h', owner, assetId), assetKey(this.prefix, 'q', owner, assetId)];
+    }
+    const [history, qoe] = await Promise.all(keys.map((key) => this.redis.hgetall(key)));
+    const flat = (hash: Record<string, string> | undefined) => Object.entries(hash ?? {}).flat();
+    const series = historySeriesOf(flat(history), flat(qoe));
+    return historyPoints(series.history, series.qoe, first, last);
+  }
+
   async summary(owner: string): Promise<OwnerSummary> {
     await this.releaseDue();
     const now = this.clock.now();
@@ -211,20 +230,24 @@ export class RedisStatsStore implements StatsStore {
     for await (const owners of this.redis.sscanStream(`${this.prefix}owners`, { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
       for (const owner of owners) {
         size.owners++;
-        size.ownerBuckets += (await this.redis.hlen(ownerKey(this.prefix, owner))) + (await this.redis.hlen(ownerHistoryKey(this.prefix, owner)));
+        size.ownerBuckets +=
+          (await this.redis.hlen(ownerKey(this.prefix, owner))) +
+          (await this.redis.hlen(ownerHistoryKey(this.prefix, owner))) +
+          (await this.redis.hlen(ownerQoeKey(this.prefix, owner)));
         for await (const flat of this.redis.zscanStream(rankKey(this.prefix, owner), { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
           const pipeline = this.redis.pipeline();
           const ids = flat.filter((_, i) => i % 2 === 0).map((member) => member.slice(32));
           for (const id of ids) {
-            pipeline.hlen(assetKey(this.prefix, 'a', owner, id)).hlen(assetKey(this.prefix, 'h', owner, id)).hlen(assetKey(this.prefix, 's', owner, id));
+            for (const kind of ['a', 'h', 'q', 's'] as const) pipeline.hlen(assetKey(this.prefix, kind, owner, id));
           }
           const replies = (await pipeline.exec()) ?? [];
+          const count = (i: number) => Number(replies[i]?.[1] ?? 0);
           for (let i = 0; i < ids.length; i++) {
-            const fields = Number(replies[3 * i]?.[1] ?? 0);
+            const fields = count(4 * i);
             if (fields === 0) continue;
             size.assets++;
-            size.buckets += fields - ASSET_META_FIELDS + Number(replies[3 * i + 1]?.[1] ?? 0);
-            size.sessions += Number(replies[3 * i + 2]?.[1] ?? 0);
+            size.buckets += fields - ASSET_META_FIELDS + count(4 * i + 1) + count(4 * i + 2);
+            size.sessions += count(4 * i + 3);
           }
         }
       }

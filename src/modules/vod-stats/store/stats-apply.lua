@@ -1,7 +1,8 @@
 -- Lua, part 2: counting one event, line for line the rules of MemoryStatsStore.apply (see
 -- src/modules/vod-stats/memory-stats-store.ts), so both stores answer alike for the same batches.
--- An event arrives as 7 strings: type (r m a s e), owner, asset, session, ts, latency ('' none),
--- error code. Batches are applied in the order Redis runs the calls.
+-- An event arrives as 9 strings: type (r m a s e b), owner, asset, session, ts, latency ('' none),
+-- error code, startup ms ('' none), 'w' when it counts for the workspace only. Batches are
+-- applied in the order Redis runs the calls.
 --
 
 local MARK = { m = 1, a = 2, s = 3 }
@@ -16,9 +17,42 @@ local function count(A, O, second, minute, detailed, summarised, add)
   if summarised then add(ownerBucket(O, 'd', 'k', second)) end
 end
 
+-- Workspace-only events (summary and history, no dedupe) and rebuffer reports (playback
+-- quality history of the asset if held, and of the workspace): MemoryStatsStore.applyOutsideAssets.
+local function applyOutside(t, O, o, a, ts, lat, code, r)
+  local minute = minuteOf(ts)
+  if t == 'b' then
+    local A = loadAsset(o, a)
+    if A.present and anchorOf(A.st, A.lt) + RETENTION >= r.at then
+      local b = qoeIn(A.q, A.qk, A.fresh, minute)
+      b[1] = b[1] + 1
+    end
+    local b = qoeIn(O.q, O.qk, false, minute)
+    b[1] = b[1] + 1
+    return
+  end
+  local second = secondOf(ts)
+  local summarised = second >= r.summaryFirst
+  local add
+  if t == 'e' then add = function(b) addError(b, code) end
+  else
+    local f = FIELD[t] or 1
+    add = function(b)
+      b[f] = b[f] + 1
+      if lat ~= nil and (t == 'm' or t == 'a') then addLatency(b, LATENCY[t], lat) end
+    end
+  end
+  add(ownerBucket(O, 'h', 'hk', minute))
+  if summarised then add(ownerBucket(O, 'd', 'k', second)) end
+end
+
 -- Counts one event; false when it was dropped (a new asset past the workspace's limit).
-local function apply(t, o, a, sid, ts, lat, code, r)
+local function apply(t, o, a, sid, ts, lat, code, startup, wsOnly, r)
   local O = ownerOf(o)
+  if wsOnly or t == 'b' then
+    applyOutside(t, O, o, a, ts, lat, code, r)
+    return true
+  end
   local A = loadAsset(o, a)
   if A.present and anchorOf(A.st, A.lt) + RETENTION < r.at then removeAsset(A) end
   if not A.present then
@@ -71,21 +105,28 @@ local function apply(t, o, a, sid, ts, lat, code, r)
     b[f] = b[f] + 1
     if lat ~= nil and t ~= 's' then addLatency(b, LATENCY[t], lat) end
   end)
-  if t == 's' and second >= windowFirst(A) and second <= secondOf(anchorOf(A.st, A.lt)) then A.wn = A.wn + 1 end
+  if t == 's' then
+    if startup ~= nil then
+      addStartup(qoeIn(A.q, A.qk, A.fresh, minute), startup)
+      addStartup(qoeIn(O.q, O.qk, false, minute), startup)
+    end
+    if second >= windowFirst(A) and second <= secondOf(anchorOf(A.st, A.lt)) then A.wn = A.wn + 1 end
+  end
   return true
 end
 
--- Applies n events held as 7 strings each in list, starting at index first, received at at;
--- returns the positions (0-based) of the events dropped.
+-- Applies n events held as EVENT_ARGS strings each in list, starting at index first, received at
+-- at; returns the positions (0-based) of the events dropped.
 local function applyBatch(at, list, first, n)
   local second = secondOf(at)
   local r = { at = at, second = second, summaryFirst = windowStart(second) }
   local dropped = {}
   for i = 0, n - 1 do
-    local j = first + i * 7
-    local lat = list[j + 5]
+    local j = first + i * EVENT_ARGS
+    local lat, startup = list[j + 5], list[j + 7]
     if lat == '' then lat = nil else lat = tonumber(lat) end
-    if not apply(list[j], list[j + 1], list[j + 2], list[j + 3], tonumber(list[j + 4]), lat, list[j + 6], r) then
+    if startup == '' then startup = nil else startup = tonumber(startup) end
+    if not apply(list[j], list[j + 1], list[j + 2], list[j + 3], tonumber(list[j + 4]), lat, list[j + 6], startup, list[j + 8] == 'w', r) then
       dropped[#dropped + 1] = i
     end
   end
@@ -105,7 +146,7 @@ local function release(now, delay)
     if at + delay > now then break end
     redis.call('LPOP', key)
     local list = cjson.decode(string.sub(head, bar + 1))
-    local n = #list / 7
+    local n = #list / EVENT_ARGS
     redis.call('DECRBY', P .. 'pendingEvents', n)
     applyBatch(at, list, 1, n)
     lastAt = at

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, FIRST_START_GRACE_S, RETENTION_MS, WINDOW_S } from '../stats-window.js';
-import { NONE } from './redis-stats-codec.js';
+import { EVENT_ARGS, NONE } from './redis-stats-codec.js';
 
 /**
  * Numbers the Lua shares with the TypeScript side, declared once here: the script starts with
@@ -14,6 +14,7 @@ export const LUA_CONSTANTS = {
   GRACE: FIRST_START_GRACE_S,
   MAX_SAFE: Number.MAX_SAFE_INTEGER,
   MAX_ASSETS: DEFAULT_MAX_ASSETS_PER_WORKSPACE,
+  EVENT_ARGS,
 } as const;
 
 /** The three parts of the statistics script, in the order they are concatenated. */

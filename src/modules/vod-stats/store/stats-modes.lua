@@ -33,7 +33,7 @@ if mode == 'record' then
     return out
   end
   local list = {}
-  for i = 10, 9 + n * 7 do list[#list + 1] = ARGV[i] end
+  for i = 10, 9 + n * EVENT_ARGS do list[#list + 1] = ARGV[i] end
   redis.call('RPUSH', P .. 'pending', fmt(at) .. '|' .. cjson.encode(list))
   redis.call('INCRBY', P .. 'pendingEvents', n)
   release(now, delay)
@@ -77,16 +77,16 @@ if mode == 'pruneAssets' then
   for i = 5, #ARGV do
     local member = ARGV[i]
     local id = string.sub(member, 33)
-    local k, sk, hk = assetKey('a', o, id), assetKey('s', o, id), assetKey('h', o, id)
+    local k, sk, hk, qk = assetKey('a', o, id), assetKey('s', o, id), assetKey('h', o, id), assetKey('q', o, id)
     local A = readAsset(k)
     local anchor = A ~= nil and anchorOf(A.st, A.lt) or nil
     if anchor == nil or rankMember(anchor, A.sq, id) ~= member then
       redis.call('ZREM', rk, member)
     elseif anchor + RETENTION < ref then
       removed[1] = removed[1] + 1
-      removed[2] = removed[2] + A.count + redis.call('HLEN', hk)
+      removed[2] = removed[2] + A.count + redis.call('HLEN', hk) + redis.call('HLEN', qk)
       removed[3] = removed[3] + redis.call('HLEN', sk)
-      redis.call('DEL', k, sk, hk)
+      redis.call('DEL', k, sk, hk, qk)
       redis.call('ZREM', rk, member)
       redis.call('ZREM', expiryKey(o), id)
     else
@@ -96,6 +96,7 @@ if mode == 'pruneAssets' then
       end
       removed[2] = removed[2] + hdelWhere(k, detail, function() return true end)
       removed[2] = removed[2] + hdelWhere(hk, redis.call('HKEYS', hk), function(f) return tonumber(f) < historyFirst end)
+      removed[2] = removed[2] + hdelWhere(qk, redis.call('HKEYS', qk), function(f) return tonumber(f) < historyFirst end)
       local flat = redis.call('HGETALL', sk)
       local gone, kept = {}, {}
       for j = 1, #flat, 2 do
@@ -128,14 +129,15 @@ end
 if mode == 'pruneOwner' then
   local ref = tonumber(ARGV[3])
   local o = ARGV[4]
-  local ok, ohk = P .. 'o:' .. o, P .. 'oh:' .. o
+  local ok, ohk, oqk = P .. 'o:' .. o, P .. 'oh:' .. o, P .. 'oq:' .. o
   local summaryFirst = windowStart(secondOf(ref))
   local historyFirst = minuteOf(ref - RETENTION)
   local n = hdelWhere(ok, redis.call('HKEYS', ok), function(f) return tonumber(f) < summaryFirst end)
   n = n + hdelWhere(ohk, redis.call('HKEYS', ohk), function(f) return tonumber(f) < historyFirst end)
+  n = n + hdelWhere(oqk, redis.call('HKEYS', oqk), function(f) return tonumber(f) < historyFirst end)
   redis.call('ZREMRANGEBYSCORE', expiryKey(o), '-inf', '(' .. fmt(ref))
   local gone = 0
-  if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 and redis.call('HLEN', ohk) == 0 then
+  if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 and redis.call('HLEN', ohk) == 0 and redis.call('HLEN', oqk) == 0 then
     redis.call('SREM', P .. 'owners', o)
     gone = 1
   end

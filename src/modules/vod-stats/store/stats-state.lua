@@ -7,12 +7,14 @@
 --   P a:#o:o:a  hash  st, lt (start / latest ts, -1 none), sq (creation order), fl (floor second),
 --                     w (the window's statistics, packed) and d<second> -> packed detail bucket
 --   P h:#o:o:a  hash  <minute> -> packed history bucket
+--   P q:#o:o:a  hash  <minute> -> playback quality "rebuffers,startupSum,startupCount,startupMax"
 --   P s:#o:o:a  hash  s:<session> -> "manifest,ad,start" seconds; e:<code>:<session> -> second
 --   P r:o       zset  every asset of o, score -new, member <16 digits MAX_SAFE - anchor ts><16 digits sq><id>:
 --                     ZRANGE order = most new sessions, most recent ts, older asset (the embedded order)
 --   P x:o       zset  every asset of o, score = when it expires (anchor + retention): the asset limit
 --   P o:o       hash  <second> -> packed workspace totals (the owner summary)
 --   P oh:o      hash  <minute> -> packed workspace history
+--   P oq:o      hash  <minute> -> workspace playback quality (as q:)
 --   P owners    set   workspaces with state; P last: latest receipt time; P pending: delayed batches
 -- A packed bucket is "requests,manifest,ad,starts,mMin,mMax,mSum,mCount,aMin,aMax,aSum,aCount[,code,n]...".
 -- Numbers are written with %.17g, so every double (latency sums) reads back bit for bit.
@@ -135,8 +137,8 @@ local function loadAsset(o, a)
   local k = assetKey('a', o, a)
   local A = assets[k]
   if A ~= nil then return A end
-  A = { o = o, id = a, k = k, hk = assetKey('h', o, a), sk = assetKey('s', o, a), st = NONE, lt = NONE, sq = 0, fl = NONE,
-        wn = 0, raw = {}, b = {}, db = {}, h = {}, s = {}, ds = {}, present = false, fresh = true, wipe = false, rk0 = false, wn0 = 0 }
+  A = { o = o, id = a, k = k, hk = assetKey('h', o, a), sk = assetKey('s', o, a), qk = assetKey('q', o, a), st = NONE, lt = NONE, sq = 0, fl = NONE,
+        wn = 0, raw = {}, b = {}, db = {}, h = {}, q = {}, s = {}, ds = {}, present = false, fresh = true, wipe = false, rk0 = false, wn0 = 0 }
   local stored = readAsset(k)
   if stored ~= nil then
     A.st, A.lt, A.sq, A.fl, A.raw = stored.st, stored.lt, stored.sq, stored.fl, stored.raw
@@ -205,7 +207,7 @@ end
 local function removeAsset(A)
   A.present, A.fresh, A.wipe = false, true, true
   A.st, A.lt, A.fl, A.wn = NONE, NONE, NONE, 0
-  A.raw, A.b, A.db, A.h, A.s, A.ds = {}, {}, {}, {}, {}, {}
+  A.raw, A.b, A.db, A.h, A.q, A.s, A.ds = {}, {}, {}, {}, {}, {}, {}
 end
 
 -- A mark field of the asset's s: hash: the session's "manifest,ad,start" or an error's second.
@@ -244,12 +246,33 @@ local function historyOf(A, minute)
   return b
 end
 
+-- Playback quality of one minute: {rebuffers, startupSum, startupCount, startupMax}.
+local function qoeIn(cache, key, fresh, minute)
+  local b = cache[minute]
+  if b == nil then
+    local v = nil
+    if not fresh then v = redis.call('HGET', key, fmt(minute)) end
+    b = {0, 0, 0, 0}
+    if v then
+      local i = 0
+      for part in string.gmatch(v, '[^,]+') do i = i + 1; b[i] = tonumber(part) end
+    end
+    cache[minute] = b
+  end
+  return b
+end
+local function addStartup(b, ms)
+  b[2] = b[2] + ms
+  b[3] = b[3] + 1
+  if ms > b[4] then b[4] = ms end
+end
+
 local owners = {}
 local ownerList = {}
 local function ownerOf(o)
   local O = owners[o]
   if O ~= nil then return O end
-  O = { o = o, k = P .. 'o:' .. o, hk = P .. 'oh:' .. o, d = {}, h = {} }
+  O = { o = o, k = P .. 'o:' .. o, hk = P .. 'oh:' .. o, qk = P .. 'oq:' .. o, d = {}, h = {}, q = {} }
   owners[o] = O
   ownerList[#ownerList + 1] = O
   return O
@@ -281,7 +304,7 @@ local function flush(at)
   for _, A in ipairs(touched) do
     local rk = rankKey(A.o)
     if A.wipe then
-      redis.call('DEL', A.k, A.sk, A.hk)
+      redis.call('DEL', A.k, A.sk, A.hk, A.qk)
       if A.rk0 then redis.call('ZREM', rk, A.rk0) end
       redis.call('ZREM', expiryKey(A.o), A.id)
     end
@@ -300,6 +323,12 @@ local function flush(at)
         history[#history + 1] = encodeBucket(b)
       end
       if #history > 0 then hsetChunks(A.hk, history) end
+      local qoe = {}
+      for minute, b in pairs(A.q) do
+        qoe[#qoe + 1] = fmt(minute)
+        qoe[#qoe + 1] = fmt(b[1]) .. ',' .. fmt(b[2]) .. ',' .. fmt(b[3]) .. ',' .. fmt(b[4])
+      end
+      if #qoe > 0 then hsetChunks(A.qk, qoe) end
       local marks = {}
       for field in pairs(A.ds) do
         local m = A.s[field]
@@ -318,16 +347,18 @@ local function flush(at)
         redis.call('PEXPIRE', A.k, ttl)
         redis.call('PEXPIRE', A.sk, ttl)
         redis.call('PEXPIRE', A.hk, ttl)
+        redis.call('PEXPIRE', A.qk, ttl)
       end
     end
   end
   for _, O in ipairs(ownerList) do
     redis.call('SADD', P .. 'owners', O.o)
-    for _, part in ipairs({{'d', 'k', OWNER_TTL}, {'h', 'hk', RETENTION + TTL_MARGIN}}) do
+    for _, part in ipairs({{'d', 'k', OWNER_TTL}, {'h', 'hk', RETENTION + TTL_MARGIN}, {'q', 'qk', RETENTION + TTL_MARGIN}}) do
       local fields = {}
       for time, b in pairs(O[part[1]]) do
         fields[#fields + 1] = fmt(time)
-        fields[#fields + 1] = encodeBucket(b)
+        if part[1] == 'q' then fields[#fields + 1] = fmt(b[1]) .. ',' .. fmt(b[2]) .. ',' .. fmt(b[3]) .. ',' .. fmt(b[4])
+        else fields[#fields + 1] = encodeBucket(b) end
       end
       if #fields > 0 then
         hsetChunks(O[part[2]], fields)

@@ -154,6 +154,51 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       assert.deepEqual((await store.top('ws1', 100)).map((a) => a.assetId).sort(), ['a1', 'a4']);
     });
 
+    scenario('history: every counted event is in its minute, late ones too, with playback quality beside', {}, async ({ store, receive }) => {
+      const now = at(10, 30, 20);
+      const day = now - 23 * 3600_000;
+      await receive(
+        now,
+        ev('request', 'a1', 's1', at(10, 29, 5)),
+        ev('manifest', 'a1', 's1', at(10, 29, 6), { latency_ms: 40 }),
+        ev('start', 'a1', 's1', at(10, 29, 7), { startup_ms: 900 }),
+        ev('start', 'a1', 's1', at(10, 29, 8), { startup_ms: 5000 }),
+        ev('start', 'a1', 's2', at(10, 30, 1), { startup_ms: 300 }),
+        ev('rebuffer', 'a1', 's2', at(10, 30, 9)),
+        ev('rebuffer', 'a1', 's2', at(10, 30, 10)),
+        ev('error', 'a1', 's3', at(10, 30, 11), { error_code: 103 }),
+        ev('start', 'old', 's', day),
+        ev('rebuffer', 'never-seen', 's', at(10, 30, 12)),
+      );
+      const points = (await store.history('ws1', 'a1', now - 3600_000, now)) ?? [];
+      assert.deepEqual(points.map((p) => [p.ts, p.stats.requests, p.stats.manifest, p.stats.new, Object.fromEntries(p.stats.errors), p.rebuffers, p.startup]), [
+        [at(10, 29), 1, 1, 1, {}, 0, { count: 1, sum: 900, max: 900 }],
+        [at(10, 30), 0, 0, 1, { 103: 1 }, 2, { count: 1, sum: 300, max: 300 }],
+      ], 'the duplicate start (and its startup) counts once');
+      assert.deepEqual(points[0]?.stats.manifestLatency, { min: 40, max: 40, sum: 40, count: 1 });
+      const all = (await store.history('ws1', undefined, 0, now)) ?? [];
+      assert.deepEqual(all.map((p) => [p.ts, p.stats.new, p.rebuffers]), [[Math.floor(day / 60_000) * 60_000, 1, 0], [at(10, 29), 1, 0], [at(10, 30), 1, 3]]);
+      assert.deepEqual(await store.history('ws1', 'a1', at(10, 30), at(10, 30, 59)).then((p) => p?.map((x) => x.ts)), [at(10, 30)], 'the range is inclusive by minute');
+      assert.equal(await store.history('ws1', 'never-seen', 0, now), undefined, 'a rebuffer report creates no asset');
+      assert.deepEqual(await store.history('ws2', undefined, 0, now), []);
+    });
+
+    scenario('workspace-only events count in the owner summary and history, never as an asset', {}, async ({ store, receive }) => {
+      const T = at(10, 5);
+      await receive(
+        T,
+        ev('request', 'unknown', 'x1', T, { workspace_only: true }),
+        ev('error', 'unknown', 'x1', T, { error_code: 999, workspace_only: true }),
+        ev('error', 'unknown', 'x1', T, { error_code: 999, workspace_only: true }),
+        ev('start', 'known', 's1', T),
+      );
+      const summary = await store.summary('ws1');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(999), summary.stats.new], [1, 2, 1], 'no dedupe at the workspace level');
+      assert.equal(await store.get('ws1', 'unknown'), undefined);
+      assert.deepEqual((await store.top('ws1', 100)).map((a) => a.assetId), ['known']);
+      assert.equal((await store.size()).assets, 1);
+    });
+
     scenario('an asset disappears 24 h after its last start and its storage is reclaimed', {}, async ({ clock, store, receive }) => {
       const T = at(10, 0, 0);
       await receive(T, ev('start', 'a1', 's1', T), ev('manifest', 'a1', 's1', T), ev('start', 'a2', 's2', T));

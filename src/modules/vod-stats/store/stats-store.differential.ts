@@ -9,14 +9,16 @@ import type { StoreFactory } from './stats-store.conformance.js';
 
 const OWNERS = ['ws1', 'ws2'];
 const ASSETS = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5'];
-const TYPES: PlaybackEventType[] = ['request', 'manifest', 'ad', 'start', 'start', 'error'];
+const TYPES: PlaybackEventType[] = ['request', 'manifest', 'ad', 'start', 'start', 'error', 'rebuffer'];
 
 /** Everything a client can see, for every owner and asset. */
 const observe = async (store: StatsStore): Promise<unknown[]> => {
   const seen: unknown[] = [];
   for (const owner of OWNERS) {
+    const now = Date.UTC(2030, 0, 1);
     seen.push(await store.top(owner, 100), await store.top(owner, 2), await store.summary(owner), await store.search(owner, ASSETS));
-    for (const asset of ASSETS) seen.push(await store.get(owner, asset));
+    seen.push(await store.history(owner, undefined, 0, now));
+    for (const asset of ASSETS) seen.push(await store.get(owner, asset), await store.history(owner, asset, 0, now));
   }
   return seen;
 };
@@ -50,6 +52,8 @@ export function statsStoreDifferentialTests(factory: StoreFactory, seeds: readon
                 owner: pick(OWNERS),
                 latency_ms: (type === 'manifest' || type === 'ad') && random() < 0.8 ? Math.floor(random() * 5000) / 7 : undefined,
                 error_code: type === 'error' ? pick([103, 104, 999]) : undefined,
+                startup_ms: type === 'start' && random() < 0.5 ? Math.floor(random() * 9000) / 3 : undefined,
+                workspace_only: type !== 'rebuffer' && random() < 0.08 ? true : undefined,
               }),
             );
           }

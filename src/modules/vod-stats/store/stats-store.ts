@@ -40,6 +40,17 @@ export interface OwnerSummary {
   stats: WindowStats;
 }
 
+/** One minute of history: its counters (as a window would sum them) and its playback quality. */
+export interface HistoryPoint {
+  /** The minute's start, Unix ms. */
+  ts: number;
+  stats: WindowStats;
+  /** Rebuffer reports (CMCD buffer starvation). */
+  rebuffers: number;
+  /** Startup times of sessions started in the minute (playback request to first media segment), ms. */
+  startup: { count: number; sum: number; max: number };
+}
+
 /** What a store holds, for tests and metrics (memory really freed shows up here). */
 export interface StoreSize {
   owners: number;
@@ -85,6 +96,12 @@ export interface StatsStore {
   top(owner: string, limit: number): Promise<AssetStats[]>;
   /** The workspace's last WINDOW_S seconds, ending with the second of the query. */
   summary(owner: string): Promise<OwnerSummary>;
+  /**
+   * Per-minute history over [from, to] (Unix ms) clipped to the 24-hour serving window, ascending,
+   * minutes without data left out: the workspace's (no `assetId`), or one asset's (undefined when
+   * it has no statistics).
+   */
+  history(owner: string, assetId: string | undefined, from: number, to: number): Promise<HistoryPoint[] | undefined>;
   /** Drops what no query can show any more (expired assets, dead buckets and sessions). */
   prune(): Promise<PruneResult>;
   size(): Promise<StoreSize>;

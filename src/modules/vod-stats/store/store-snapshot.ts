@@ -1,6 +1,6 @@
 import { AssetState } from './asset-state.js';
 import type { OwnerState } from './asset-state.js';
-import { BucketSeries, finiteList } from './bucket-series.js';
+import { BucketSeries, QOE_STRIDE, finiteList } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { MemoryStatsStore } from './memory-stats-store.js';
 
@@ -8,8 +8,8 @@ import type { MemoryStatsStore } from './memory-stats-store.js';
  * Snapshot format of the embedded store: one JSON array per line, so it streams in both
  * directions and a torn file is detected by the missing `end` line.
  *   ["playline-vod-stats", 2, lastReceivedAt]
- *   ["o", ownerId, detail, history]                            workspace totals (BucketSeries)
- *   ["a", assetId, startTs, latestTs, floor, detail, history, sessionMarks, errorMarks]
+ *   ["o", ownerId, detail, history, qoe|0]                     workspace totals (BucketSeries)
+ *   ["a", assetId, startTs, latestTs, floor, detail, history, sessionMarks, errorMarks, qoe|0]
  *   ["p", receivedAt, [event...]]                              not yet visible (stats_delay_ms)
  *   ["end", owners, assets]
  * Asset lines belong to the owner line before them. Every number is checked to be finite on
@@ -25,12 +25,12 @@ export function* snapshotLines(store: MemoryStatsStore): Generator<string> {
   let assets = 0;
   for (const owner of store.owners.values()) {
     owners++;
-    yield JSON.stringify(['o', owner.id, owner.detail, owner.history]);
+    yield JSON.stringify(['o', owner.id, owner.detail, owner.history, owner.qoe ?? 0]);
     for (const asset of owner.assets.values()) {
       assets++;
       yield JSON.stringify([
         'a', asset.id, asset.startTs, asset.latestTs, asset.floor, asset.detail, asset.history,
-        asset.sessions?.entries ?? [], asset.errorMarks?.entries ?? [],
+        asset.sessions?.entries ?? [], asset.errorMarks?.entries ?? [], asset.qoe ?? 0,
       ]);
     }
   }
@@ -45,9 +45,9 @@ const fail = (what: string): never => {
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : fail('expected a finite number'));
 const str = (value: unknown): string => (typeof value === 'string' ? value : fail('expected a string'));
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : fail('expected a list'));
-const series = (value: unknown): BucketSeries => {
+const series = (value: unknown, stride?: number): BucketSeries => {
   try {
-    return BucketSeries.fromJSON(value);
+    return BucketSeries.fromJSON(value, stride);
   } catch (error) {
     return fail((error as Error).message);
   }
@@ -60,7 +60,9 @@ const marks = (value: unknown, stride: number): number[] => {
   }
 };
 
-const EVENT_TYPES = new Set(['request', 'manifest', 'ad', 'start', 'error']);
+const qoeOf = (value: unknown): BucketSeries | null => (value === 0 ? null : series(value, QOE_STRIDE));
+
+const EVENT_TYPES = new Set(['request', 'manifest', 'ad', 'start', 'error', 'rebuffer']);
 const optionalNumber = (value: unknown): boolean => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value));
 
 /** An event of a pending batch, checked field by field (it was accepted once; the file may have changed since). */
@@ -72,12 +74,12 @@ const pendingEvent = (value: unknown): PlaybackEvent => {
   str(e.asset_id);
   str(e.session_id);
   num(e.ts);
-  if (!optionalNumber(e.latency_ms) || !optionalNumber(e.error_code)) fail('pending event numbers');
+  if (!optionalNumber(e.latency_ms) || !optionalNumber(e.error_code) || !optionalNumber(e.startup_ms)) fail('pending event numbers');
   return e as unknown as PlaybackEvent;
 };
 
 const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]): void => {
-  if (row.length !== 9) fail('malformed asset line');
+  if (row.length !== 10) fail('malformed asset line');
   const asset = new AssetState(str(row[1]), store.nextAssetSeq());
   asset.startTs = num(row[2]);
   asset.latestTs = num(row[3]);
@@ -88,6 +90,7 @@ const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]
   if (sessions.length > 0) asset.sessionTable().load(sessions);
   const errors = marks(row[8], 2);
   if (errors.length > 0) asset.errorTable().load(errors);
+  asset.qoe = qoeOf(row[9]);
   asset.reanchor();
   owner.assets.set(asset.id, asset);
 };
@@ -120,11 +123,12 @@ export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>
     }
     switch (row[0]) {
       case 'o':
-        if (row.length !== 4) fail('malformed owner line');
+        if (row.length !== 5) fail('malformed owner line');
         owner?.rankAll();
         owner = store.ownerState(str(row[1]));
         owner.detail = series(row[2]);
         owner.history = series(row[3]);
+        owner.qoe = qoeOf(row[4]);
         owners++;
         break;
       case 'a':
