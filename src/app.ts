@@ -8,6 +8,7 @@ import { registerHealth } from './platform/http/health.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import { toProblem } from './platform/http/problem.js';
+import { acceptEmptyJsonBodies, schemaController } from './platform/http/request-parsing.js';
 import { recordRoutes } from './platform/http/route-table.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
@@ -42,10 +43,12 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
     },
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    schemaController,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // The API speaks JSON (and NDJSON where a module adds it); anything else is a 415.
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBodies(app);
 
   app.setErrorHandler((err, request, reply) => {
     const problem = toProblem(err, request.id);
