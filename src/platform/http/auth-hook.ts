@@ -34,7 +34,7 @@ const credentialsOf = (request: FastifyRequest): { msg?: string; sig?: string } 
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-export function registerAuth(app: App, authenticator: Authenticator, adminToken: string | undefined): void {
+export function registerAuth(app: App, authenticator: Authenticator, adminToken: string | undefined, closing: () => boolean = () => false): void {
   app.decorateRequest('auth', null);
   const adminDigest = adminToken ? digest(adminToken) : null;
 
@@ -49,6 +49,11 @@ export function registerAuth(app: App, authenticator: Authenticator, adminToken:
   // case (a pair verified moments ago) stays synchronous.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Requests still arriving on open connections while the server drains go elsewhere.
+    if (closing()) {
+      reply.header('connection', 'close');
+      return done(new AppError('service_unavailable', 'The server is shutting down; retry the request'));
+    }
     // Unknown routes fall through to the 404 handler without asking for credentials.
     if (request.is404) return done();
     const policy = request.routeOptions.config.auth ?? 'api';

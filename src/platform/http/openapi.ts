@@ -17,7 +17,8 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
         description:
           'VOD playback statistics, publishing targets and schedules, managed slicer tasks and Error Reporting. ' +
           'Every /api/v4 route except this document is signed: msg = base64(zlib(JSON {"_owner","_timestamp"})), ' +
-          'sig = hex HMAC-SHA256(API key, msg), both in the query string (or `Authorization: <msg> <sig>`).',
+          'sig = hex HMAC-SHA256(API key, msg), both in the query string (or `Authorization: <msg> <sig>`). ' +
+          'Every error answer is application/problem+json.',
       },
       components: {
         securitySchemes: {
