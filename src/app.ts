@@ -65,6 +65,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
 
   app.setErrorHandler((err, request, reply) => {
     const problem = toProblem(err, request.id);
+    if (problem.code === 'storage_full') runtime.storageHealth.noteFailure(err);
     if (problem.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: problem.code, status: problem.status }, 'request refused');
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
@@ -84,7 +85,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   await registerOpenApi(app, VERSION);
   registerAuth(app, runtime.authenticator, runtime.config.adminToken, () => closing);
   registerMetrics(app, runtime.metrics);
-  registerHealth(app, runtime.storage);
+  registerHealth(app, runtime.storage, runtime.storageHealth);
 
   // The whole API, one module at a time.
   await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });

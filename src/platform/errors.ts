@@ -41,6 +41,7 @@ export const errorCatalogue = {
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  storage_full: { status: 503, title: 'Storage is full: the write was not made' },
   // managed-slicers
   task_transition_not_allowed: { status: 409, title: 'The slicer task cannot move to that state' },
   slicer_deletion_pending: { status: 409, title: 'The slicer is being deleted' },

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { AppError } from '../errors.js';
 import { toProblem } from './problem.js';
 
 const codeOf = (err: unknown) => {
@@ -24,4 +25,16 @@ test("Fastify's own errors have precise codes", () => {
 
 test('a SyntaxError from the code itself is a 500, not the client sending bad JSON', () => {
   assert.equal(codeOf(new SyntaxError('Unexpected token')), '500 internal_error');
+});
+
+test('a write that failed for lack of space is 503 storage_full, even wrapped by a service', () => {
+  const sqliteFull = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  const pgFull = Object.assign(new Error('could not extend file'), { code: '53100' });
+  const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+  for (const err of [sqliteFull, pgFull, enospc]) {
+    assert.equal(codeOf(err), '503 storage_full');
+    assert.equal(codeOf(new AppError('service_unavailable', 'could not journal', { cause: err })), '503 storage_full');
+  }
+  assert.equal(codeOf(new AppError('validation_failed', 'x', { cause: enospc })), '400 validation_failed', 'a client error stays one');
+  assert.ok(!toProblem(enospc, 'r').detail.includes('ENOSPC'), 'the detail does not leak internals');
 });

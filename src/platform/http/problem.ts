@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, errorCatalogue, type ErrorCode, type FieldViolation } from '../errors.js';
+import { isStorageFull } from '../db/storage-full.js';
 
 /** The body of every error answer (RFC 9457 problem details plus a stable `code`). */
 export const ProblemSchema = Type.Object(
@@ -102,6 +103,10 @@ const byStatus: Partial<Record<number, ErrorCode>> = {
 
 /** Maps anything thrown in a request to a problem; unknown errors become a 500 that leaks nothing. */
 export function toProblem(err: unknown, requestId: string): Problem {
+  // A write that failed for lack of space, even when a service wrapped it in an error of its own.
+  if (!(err instanceof AppError && err.status < 500) && isStorageFull(err)) {
+    return problemOf('storage_full', 'Storage is full: the write was not made; retry once space is freed', requestId);
+  }
   if (err instanceof AppError) return problemOf(err.code, err.detail, requestId, err.errors, err.extra);
   const e = (err ?? {}) as FastifyLikeError;
   if (e.validation) {
