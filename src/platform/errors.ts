@@ -9,6 +9,7 @@ export const errorCatalogue = {
   bad_request: { status: 400, title: 'Bad request' },
   bad_url: { status: 400, title: 'The request URL is not validly percent-encoded' },
   bad_content_length: { status: 400, title: 'The Content-Length header is not valid for this body' },
+  parameter_conflict: { status: 400, title: 'A parameter has different values in the query string and in msg' },
   // 401
   missing_signature: { status: 401, title: 'Missing msg or sig' },
   malformed_msg: { status: 401, title: 'msg is not base64 zlib data' },

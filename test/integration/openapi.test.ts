@@ -40,6 +40,11 @@ describe('OpenAPI document', () => {
     assert.ok(errors > 50, `only ${errors} error answers documented`);
   });
 
+  test('the auth scheme says that msg may carry request parameters', () => {
+    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { description?: string }> } }).components.securitySchemes;
+    assert.match(schemes.v4Msg?.description ?? '', /request parameters/);
+  });
+
   test('lists every /api/v4 route with each of its methods', () => {
     const routes = routesOf(t.app);
     assert.ok(routes.length > 3);
