@@ -68,7 +68,18 @@ export class Authenticator {
     const msg = received.includes(' ') ? received.replaceAll(' ', '+') : received;
     const cacheKey = `${sig}:${received}`;
     const credential = decodeMsg(msg);
-    const outcome = matchKey(await this.options.keys.get(credential.owner), msg, sig);
+    const ring = this.options.keys;
+    let used = ring.current(credential.owner);
+    let outcome = matchKey(await used.keys, msg, sig);
+    // A key or workspace made moments ago by another process (the CLI, another instance) is not
+    // in a cached key set yet: one newer set is tried (rate limited per owner by the ring).
+    if (outcome === 'unknown_owner' || outcome === 'no_match') {
+      const newer = ring.newer(credential.owner, used);
+      if (newer) {
+        used = newer;
+        outcome = matchKey(await used.keys, msg, sig);
+      }
+    }
     if (outcome === 'unknown_owner') throw new AppError('unknown_owner', 'The owner in msg is not a known workspace');
     if (outcome === 'revoked') throw new AppError('key_revoked', 'The key that signed this request has been revoked');
     if (outcome === 'no_match') throw new AppError('invalid_signature', 'sig does not match msg under any active key of the owner');
