@@ -51,7 +51,8 @@ export function limitConnectionsPerAddress(server: Server, max: number, log: Fas
     if (count > max) {
       refused++;
       const problem = problemOf('too_many_connections', `This address already has ${max} open connections; close some or retry later`, randomUUID());
-      log.warn({ remoteAddress: address, max, request_id: problem.request_id }, 'connection refused: too many from one address');
+      // Debug, not warn: a flood would flood the log too; the metric counts them.
+      log.debug({ remoteAddress: address, max, request_id: problem.request_id }, 'connection refused: too many from one address');
       answerAndClose(socket, rawProblemAnswer(problem, { 'Retry-After': '1' }));
       return;
     }

@@ -47,7 +47,8 @@ export function onClientError(log: FastifyBaseLogger): (err: NodeJS.ErrnoExcepti
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const [code, detail] = clientErrorCodes[err.code ?? ''] ?? (['bad_request', 'The request is not valid HTTP/1.1'] as const);
     const problem = problemOf(code, detail, randomUUID());
-    log.info({ code, request_id: problem.request_id, parser: err.code, remoteAddress: socket.remoteAddress }, 'connection refused: client error');
+    // Debug, not info: anyone can send these, as often as they like.
+    log.debug({ code, request_id: problem.request_id, parser: err.code, remoteAddress: socket.remoteAddress }, 'connection refused: client error');
     answerAndClose(socket, rawProblemAnswer(problem));
   };
 }
