@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Runtime } from './runtime.js';
 import { registerAuth } from './platform/http/auth-hook.js';
 import { registerHealth } from './platform/http/health.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { registerOpenApi } from './platform/http/openapi.js';
-import { toProblem } from './platform/http/problem.js';
+import { PROBLEM_CONTENT_TYPE, toProblem } from './platform/http/problem.js';
+import { acceptEmptyJsonBodies, schemaController } from './platform/http/request-parsing.js';
+import { onClientError, onFrameworkError } from './platform/http/raw-errors.js';
+import { connectionTimeouts, limitConnectionsPerAddress } from './platform/http/connection-limits.js';
+import { MAX_ID_LENGTH } from './platform/limits.js';
 import { recordRoutes } from './platform/http/route-table.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
@@ -35,34 +40,52 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     logger: options.logger ?? loggerOptions(runtime.config.logLevel),
-    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true },
+    // Path parameters are ids: one length limit for every id, the one ingest accepts.
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: MAX_ID_LENGTH },
     genReqId: (req: IncomingMessage) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing is plain JSON; the closing check in the auth hook answers instead.
+    return503OnClosing: false,
+    ...connectionTimeouts(runtime.config),
+    schemaController,
+    frameworkErrors: onFrameworkError,
+    clientErrorHandler: function (this: { log: FastifyBaseLogger }, err: NodeJS.ErrnoException, socket: Socket) {
+      onClientError(this.log)(err, socket);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // The API speaks JSON (and NDJSON where a module adds it); anything else is a 415.
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBodies(app);
+  const refused = limitConnectionsPerAddress(app.server, runtime.config.maxConnectionsPerAddress, app.log);
+  runtime.metrics.countRefusedConnections(refused.refused);
 
   app.setErrorHandler((err, request, reply) => {
     const problem = toProblem(err, request.id);
+    if (problem.code === 'storage_full') runtime.storageHealth.noteFailure(err);
     if (problem.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: problem.code, status: problem.status }, 'request refused');
-    void reply.code(problem.status).type('application/problem+json').send(problem);
+    void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
   });
   app.setNotFoundHandler((request, reply) => {
     const problem = toProblem(new AppError('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}`), request.id);
-    void reply.code(404).type('application/problem+json').send(problem);
+    void reply.code(404).type(PROBLEM_CONTENT_TYPE).send(problem);
+  });
+
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
 
   recordRoutes(app);
   await registerOpenApi(app, VERSION);
-  registerAuth(app, runtime.authenticator, runtime.config.adminToken);
+  registerAuth(app, runtime.authenticator, runtime.config.adminToken, () => closing);
   registerMetrics(app, runtime.metrics);
-  registerHealth(app, runtime.storage);
+  registerHealth(app, runtime.storage, runtime.storageHealth);
 
   // The whole API, one module at a time.
   await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });

@@ -5,6 +5,8 @@ import { deploymentModeOf, type Config, type DeploymentMode } from './platform/c
 import { openStorage, type Storage } from './platform/db/database.js';
 import { randomIds, type IdGenerator } from './platform/ids.js';
 import { SecretBox, loadSecretKey } from './platform/secret-box.js';
+import { checkSecretKey } from './platform/secret-key-check.js';
+import { StorageHealth } from './platform/db/storage-health.js';
 import { Authenticator } from './platform/auth/authenticator.js';
 import { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
@@ -30,6 +32,8 @@ export interface Runtime {
   clock: Clock;
   ids: IdGenerator;
   storage: Storage;
+  /** Whether writes can be made (a full disk makes the instance not ready until space returns). */
+  storageHealth: StorageHealth;
   box: SecretBox;
   metrics: Metrics;
   keyRing: KeyRing;
@@ -72,10 +76,19 @@ export interface RuntimeOverrides {
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const clock = overrides.clock ?? systemClock;
   const ids = overrides.ids ?? randomIds;
-  const box = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
+  const secretKey = loadSecretKey(config.secretKey, config.dataDir);
+  const box = new SecretBox(secretKey);
   const storage =
     overrides.storage ??
     (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
+  const ownsStorage = overrides.storage === undefined;
+  try {
+    await checkSecretKey(storage.db, secretKey, box, clock.now());
+  } catch (err) {
+    if (ownsStorage) await storage.close();
+    throw err;
+  }
+  const storageHealth = new StorageHealth(() => storage.probeWrite(), clock);
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
   const mode = deploymentModeOf(config);
   const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
@@ -98,7 +111,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
-  const ownsStorage = overrides.storage === undefined;
   const background: BackgroundWork[] = [];
   const started: BackgroundWork[] = [];
 
@@ -108,6 +120,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     clock,
     ids,
     storage,
+    storageHealth,
     box,
     metrics,
     keyRing,

@@ -22,6 +22,11 @@ export const ConfigSchema = Type.Object({
     Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
     'PLAYLINE_LOG_LEVEL', '--log-level', 'Log level: fatal, error, warn, info, debug, trace or silent',
   ),
+  // connections (DESIGN §10: slow clients)
+  headersTimeoutMs: setting(Type.Integer({ minimum: 10, maximum: 600000, default: 10000 }), 'PLAYLINE_HEADERS_TIMEOUT_MS', '--headers-timeout-ms', 'Time a client has to send the request line and headers (408 and closed beyond); at most PLAYLINE_REQUEST_TIMEOUT_MS'),
+  requestTimeoutMs: setting(Type.Integer({ minimum: 10, maximum: 3600000, default: 30000 }), 'PLAYLINE_REQUEST_TIMEOUT_MS', '--request-timeout-ms', 'Time a client has to send a whole request, body included (a body trickled slower is cut: 408 and closed)'),
+  idleTimeoutMs: setting(Type.Integer({ minimum: 10, maximum: 3600000, default: 60000 }), 'PLAYLINE_IDLE_TIMEOUT_MS', '--idle-timeout-ms', 'A connection without any traffic for this long is closed (keep-alive between requests included)'),
+  maxConnectionsPerAddress: setting(Type.Integer({ minimum: 0, maximum: 1000000, default: 256 }), 'PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS', '--max-connections-per-address', 'Open connections one client address may hold; more are answered 429 too_many_connections and closed (0: no cap; behind a proxy every client shares its address)'),
   callbackAllowlist: setting(Type.String({ default: '' }), 'PLAYLINE_CALLBACK_ALLOWLIST', '--callback-allowlist', 'Comma-separated CIDRs or host names that callback URLs may reach despite the SSRF guard'),
   // error-reporting
   callbackRatePerS: setting(Type.Integer({ minimum: 1, maximum: 1000000, default: 500 }), 'PLAYLINE_CALLBACK_RATE', '--callback-rate', 'Error reports per second sent to one callback endpoint (token bucket; the burst is the same number)'),
@@ -86,6 +91,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
     const shown = key === 'secretKey' || key === 'adminToken' ? '(hidden)' : JSON.stringify(raw[key ?? '']);
     const name = meta ? `${meta.env} (${meta.flag})` : first.path;
     throw new ConfigError(`Invalid setting ${name}: ${first.message}; got ${shown}. ${meta?.description ?? ''}`.trim());
+  }
+  if ((converted.headersTimeoutMs as number) > (converted.requestTimeoutMs as number)) {
+    throw new ConfigError(`PLAYLINE_HEADERS_TIMEOUT_MS (--headers-timeout-ms) is ${String(converted.headersTimeoutMs)} but must not exceed PLAYLINE_REQUEST_TIMEOUT_MS (--request-timeout-ms), ${String(converted.requestTimeoutMs)}: the headers are part of the request.`);
   }
   // Cluster mode shares both the database and Redis; one without the other is a half cluster.
   if ((converted.databaseUrl === undefined) !== (converted.redisUrl === undefined)) {

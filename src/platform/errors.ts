@@ -7,6 +7,9 @@ export const errorCatalogue = {
   validation_failed: { status: 400, title: 'Request validation failed' },
   malformed_json: { status: 400, title: 'Malformed JSON body' },
   bad_request: { status: 400, title: 'Bad request' },
+  bad_url: { status: 400, title: 'The request URL is not validly percent-encoded' },
+  bad_content_length: { status: 400, title: 'The Content-Length header is not valid for this body' },
+  parameter_conflict: { status: 400, title: 'A parameter has different values in the query string and in msg' },
   // 401
   missing_signature: { status: 401, title: 'Missing msg or sig' },
   malformed_msg: { status: 401, title: 'msg is not base64 zlib data' },
@@ -24,16 +27,22 @@ export const errorCatalogue = {
   // 404
   route_not_found: { status: 404, title: 'No such route' },
   not_found: { status: 404, title: 'Resource not found' },
+  // 408
+  request_timeout: { status: 408, title: 'The request was not received in time' },
   // 409
   conflict: { status: 409, title: 'Conflict with the current state' },
-  // 413, 415, 422, 429
+  // 413, 414, 415, 422, 429, 431
   payload_too_large: { status: 413, title: 'Request body too large' },
+  uri_too_long: { status: 414, title: 'A path segment of the URL is too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   unprocessable: { status: 422, title: 'The request breaks a semantic rule' },
   throttled: { status: 429, title: 'Too many requests' },
+  too_many_connections: { status: 429, title: 'Too many open connections from this client address' },
+  headers_too_large: { status: 431, title: 'Request headers too large' },
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  storage_full: { status: 503, title: 'Storage is full: the write was not made' },
   // managed-slicers
   task_transition_not_allowed: { status: 409, title: 'The slicer task cannot move to that state' },
   slicer_deletion_pending: { status: 409, title: 'The slicer is being deleted' },

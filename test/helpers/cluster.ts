@@ -9,6 +9,8 @@ import { dedicatedRedisUrl, deleteKeys, redisProblem, testRedis, testRedisUrl } 
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
 export const CLUSTER_ADMIN_TOKEN = 'cluster-admin-token-0123456789';
+/** The one secret key of the test cluster: every instance and CLI call on its database needs it. */
+export const CLUSTER_SECRET_KEY = Buffer.alloc(32, 9).toString('base64');
 
 export interface ClusterFixture {
   /** A reason to skip (PostgreSQL or Redis missing and not required), or false. */
@@ -56,7 +58,7 @@ export async function clusterFixture(options: { redisDb?: number; env?: Record<s
         PLAYLINE_DATABASE_URL: databaseUrl,
         PLAYLINE_REDIS_URL: redisUrl,
         PLAYLINE_REDIS_PREFIX: redisPrefix,
-        PLAYLINE_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
+        PLAYLINE_SECRET_KEY: CLUSTER_SECRET_KEY,
         PLAYLINE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
         ...options.env,
         ...env,

@@ -23,6 +23,28 @@ describe('OpenAPI document', () => {
     assert.equal(validator.version, '3.1');
   });
 
+  test('every error answer is declared as application/problem+json with the Problem schema', () => {
+    let errors = 0;
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const responses = (operation as { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }).responses ?? {};
+        for (const [status, response] of Object.entries(responses)) {
+          if (Number(status) < 400) continue;
+          errors++;
+          const where = `${method.toUpperCase()} ${path} ${status}`;
+          assert.deepEqual(Object.keys(response.content ?? {}), ['application/problem+json'], where);
+          assert.deepEqual(response.content?.['application/problem+json']?.schema, { $ref: '#/components/schemas/Problem' }, where);
+        }
+      }
+    }
+    assert.ok(errors > 50, `only ${errors} error answers documented`);
+  });
+
+  test('the auth scheme says that msg may carry request parameters', () => {
+    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { description?: string }> } }).components.securitySchemes;
+    assert.match(schemes.v4Msg?.description ?? '', /request parameters/);
+  });
+
   test('lists every /api/v4 route with each of its methods', () => {
     const routes = routesOf(t.app);
     assert.ok(routes.length > 3);

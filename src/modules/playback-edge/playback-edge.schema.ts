@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { collectionOf } from '../workspaces/workspaces.schema.js';
+import { MAX_ID_LENGTH } from '../../platform/limits.js';
 
 const Name = (what: string) => Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$', description: `${what} name: 1-64 of A-Z a-z 0-9 _ . -` });
 const Times = {
@@ -94,7 +95,7 @@ export const PutPrivateAssetBody = Type.Object(
   { shared_with: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 1000 })) },
   { additionalProperties: false },
 );
-export const PrivateAssetParams = Type.Object({ asset_id: Type.String({ minLength: 1, maxLength: 256 }) });
+export const PrivateAssetParams = Type.Object({ asset_id: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }) });
 
 export const DeletedSchema = Type.Object({ '@id': Type.String(), '@type': Type.String(), message: Type.Literal('Deleted') });
 

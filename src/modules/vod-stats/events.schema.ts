@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { MAX_ID_LENGTH } from '../../platform/limits.js';
 
 /** Longest accepted NDJSON line, in bytes. */
 export const MAX_EVENT_LINE_BYTES = 16 * 1024;
 /** Longest accepted request body, in bytes (413 beyond). */
 export const MAX_EVENT_BATCH_BYTES = 16 * 1024 * 1024;
-/** Longest owner, asset_id and session_id, in characters. */
-export const MAX_ID_LENGTH = 256;
+/** Longest owner, asset_id and session_id, in characters: the one id limit of the API (path parameters too). */
+export { MAX_ID_LENGTH };
 /** Longest url, ip, ua and msg of an error event, in characters. */
 export const MAX_TEXT_LENGTH = 8 * 1024;
 /** Largest latency_ms (manifest, ad) and startup_ms (start) accepted: one hour, in ms. */

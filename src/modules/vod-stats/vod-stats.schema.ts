@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
+import { MAX_ID_LENGTH } from '../../platform/limits.js';
 
 /** Most asset ids one search may name. */
 export const MAX_SEARCH_IDS = 1000;
@@ -71,8 +72,8 @@ export type VodStatsCollectionBody = Static<typeof VodStatsCollectionSchema>;
 
 // Requests
 
-export const AssetParamsSchema = Type.Object({ asset_id: Type.String({ minLength: 1, maxLength: 256 }) });
-export const OwnerParamsSchema = Type.Object({ workspace_id: Type.String({ minLength: 1, maxLength: 256 }) });
+export const AssetParamsSchema = Type.Object({ asset_id: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }) });
+export const OwnerParamsSchema = Type.Object({ workspace_id: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }) });
 
 export const AllAssetsQuerySchema = Type.Object({
   owner: Type.Optional(Type.String({ minLength: 1, description: 'Workspace id; default the authenticated one' })),
@@ -83,7 +84,7 @@ export const AllAssetsQuerySchema = Type.Object({
 export type AllAssetsQuery = Static<typeof AllAssetsQuerySchema>;
 
 export const SearchBodySchema = Type.Object({
-  asset_ids: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { minItems: 1, maxItems: MAX_SEARCH_IDS }),
+  asset_ids: Type.Array(Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }), { minItems: 1, maxItems: MAX_SEARCH_IDS }),
 });
 export type SearchBody = Static<typeof SearchBodySchema>;
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
-import type { KeyKind } from './signing-key.js';
+import type { KeyKind, SigningKey } from './signing-key.js';
 import type { KeyRing } from './key-ring.js';
 import { decodeMsg, signatureOf, signaturesEqual } from './v4-signature.js';
 
@@ -11,10 +11,13 @@ export interface AuthContext {
   keyKind: KeyKind;
 }
 
-interface Verified {
-  context: AuthContext;
-  timestamp: number;
-  expiresAt: number;
+/** A verified signed request: who signed it, and the request parameters its msg carries. */
+export interface Verified {
+  readonly context: AuthContext;
+  /** Keys of msg other than `_owner` and `_timestamp`; undefined when there is none. */
+  readonly params: Readonly<Record<string, unknown>> | undefined;
+  readonly timestamp: number;
+  readonly expiresAt: number;
 }
 
 export interface AuthenticatorOptions {
@@ -45,17 +48,17 @@ export class Authenticator {
    * The fast path: a pair verified moments ago answers without decoding or hashing.
    * Undefined when the pair must be verified in full by `authenticate`.
    */
-  recall(received: string | undefined, sig: string | undefined): AuthContext | undefined {
+  recall(received: string | undefined, sig: string | undefined): Verified | undefined {
     if (!received || !sig || this.cacheMs === 0) return undefined;
     const hit = this.verified.get(`${sig}:${received}`);
     if (!hit) return undefined;
     const now = this.options.clock.now();
     if (hit.expiresAt <= now) return undefined;
     this.checkTimestamp(hit.timestamp, now);
-    return hit.context;
+    return hit;
   }
 
-  async authenticate(received: string | undefined, sig: string | undefined): Promise<AuthContext> {
+  async authenticate(received: string | undefined, sig: string | undefined): Promise<Verified> {
     if (!received || !sig) throw new AppError('missing_signature', `Missing ${!received ? 'msg' : 'sig'}: sign the request with msg and sig in the query string`);
     const recalled = this.recall(received, sig);
     if (recalled) return recalled;
@@ -64,24 +67,30 @@ export class Authenticator {
     const msg = received.includes(' ') ? received.replaceAll(' ', '+') : received;
     const cacheKey = `${sig}:${received}`;
     const credential = decodeMsg(msg);
-    const keys = await this.options.keys.get(credential.owner);
-    if (!keys) throw new AppError('unknown_owner', 'The owner in msg is not a known workspace');
-    let match: AuthContext | undefined;
-    let revokedMatch = false;
-    // Every key is compared, so the time taken does not tell which one matched.
-    for (const key of keys) {
-      if (signaturesEqual(signatureOf(key.secret, msg), sig)) {
-        if (key.revoked) revokedMatch = true;
-        else match ??= { owner: credential.owner, keyId: key.id, keyKind: key.kind };
+    const ring = this.options.keys;
+    let used = ring.current(credential.owner);
+    let outcome = matchKey(await used.keys, msg, sig);
+    // A key or workspace made moments ago by another process (the CLI, another instance) is not
+    // in a cached key set yet: one newer set is tried (rate limited per owner by the ring).
+    if (outcome === 'unknown_owner' || outcome === 'no_match') {
+      const newer = ring.newer(credential.owner, used);
+      if (newer) {
+        used = newer;
+        outcome = matchKey(await used.keys, msg, sig);
       }
     }
-    if (!match) {
-      if (revokedMatch) throw new AppError('key_revoked', 'The key that signed this request has been revoked');
-      throw new AppError('invalid_signature', 'sig does not match msg under any active key of the owner');
-    }
+    if (outcome === 'unknown_owner') throw new AppError('unknown_owner', 'The owner in msg is not a known workspace');
+    if (outcome === 'revoked') throw new AppError('key_revoked', 'The key that signed this request has been revoked');
+    if (outcome === 'no_match') throw new AppError('invalid_signature', 'sig does not match msg under any active key of the owner');
     this.checkTimestamp(credential.timestamp, now);
-    if (this.cacheMs > 0) this.remember(cacheKey, { context: match, timestamp: credential.timestamp, expiresAt: now + this.cacheMs });
-    return match;
+    const verified: Verified = {
+      context: { owner: credential.owner, keyId: outcome.id, keyKind: outcome.kind },
+      params: credential.params,
+      timestamp: credential.timestamp,
+      expiresAt: now + this.cacheMs,
+    };
+    if (this.cacheMs > 0) this.remember(cacheKey, verified);
+    return verified;
   }
 
   private checkTimestamp(timestamp: number, now: number): void {
@@ -109,4 +118,21 @@ export class Authenticator {
   forget(): void {
     this.verified.clear();
   }
+}
+
+/**
+ * The active key that signed msg, or why none did. Every key is compared, so the time taken
+ * does not tell which one matched.
+ */
+function matchKey(keys: SigningKey[] | null, msg: string, sig: string): SigningKey | 'unknown_owner' | 'revoked' | 'no_match' {
+  if (!keys) return 'unknown_owner';
+  let match: SigningKey | undefined;
+  let revokedMatch = false;
+  for (const key of keys) {
+    if (signaturesEqual(signatureOf(key.secret, msg), sig)) {
+      if (key.revoked) revokedMatch = true;
+      else match ??= key;
+    }
+  }
+  return match ?? (revokedMatch ? 'revoked' : 'no_match');
 }

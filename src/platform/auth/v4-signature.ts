@@ -2,10 +2,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { AppError } from '../errors.js';
 
-/** What a v4 `msg` carries: the workspace and the signing time (Unix seconds). */
+/**
+ * What a v4 `msg` carries: the workspace, the signing time (Unix seconds) and, when the client
+ * passes them that way (the platform's published helper does), request parameters.
+ */
 export interface V4Credential {
   owner: string;
   timestamp: number;
+  /** Every key of msg but `_owner` and `_timestamp`; undefined when there is none. */
+  params?: Record<string, unknown>;
 }
 
 /** Inflated msg larger than this is refused (a zlib bomb would otherwise cost memory). */
@@ -13,9 +18,12 @@ export const MAX_INFLATED_MSG_BYTES = 4096;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
-/** msg = base64(zlib level 9 (JSON {"_owner","_timestamp"})), as the platform's helpers make it. */
-export function encodeMsg(owner: string, timestampSeconds: number): string {
-  const json = JSON.stringify({ _owner: owner, _timestamp: timestampSeconds });
+/**
+ * msg = base64(zlib level 9 (JSON {"_owner","_timestamp"})), as the platform's helpers make it;
+ * `params` go next to `_owner` and `_timestamp` (request parameters passed inside msg).
+ */
+export function encodeMsg(owner: string, timestampSeconds: number, params?: Record<string, unknown>): string {
+  const json = JSON.stringify({ _owner: owner, _timestamp: timestampSeconds, ...params });
   return deflateSync(Buffer.from(json, 'utf8'), { level: 9 }).toString('base64');
 }
 
@@ -24,8 +32,8 @@ export function signatureOf(key: Buffer | string, msg: string): string {
   return createHmac('sha256', key).update(msg, 'utf8').digest('hex');
 }
 
-export function signV4(owner: string, key: string, timestampSeconds: number): { msg: string; sig: string } {
-  const msg = encodeMsg(owner, timestampSeconds);
+export function signV4(owner: string, key: string, timestampSeconds: number, params?: Record<string, unknown>): { msg: string; sig: string } {
+  const msg = encodeMsg(owner, timestampSeconds, params);
   return { msg, sig: signatureOf(key, msg) };
 }
 
@@ -47,17 +55,17 @@ export function decodeMsg(msg: string, maxInflated = MAX_INFLATED_MSG_BYTES): V4
   } catch {
     throw new AppError('malformed_msg_json', 'msg does not inflate to JSON');
   }
-  const body = parsed as { _owner?: unknown; _timestamp?: unknown } | null;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new AppError('malformed_msg_json', 'msg must hold a JSON object');
   }
-  if (typeof body._owner !== 'string' || body._owner.length === 0) {
+  const { _owner: owner, _timestamp: timestamp, ...params } = parsed as Record<string, unknown>;
+  if (typeof owner !== 'string' || owner.length === 0) {
     throw new AppError('malformed_msg_json', 'msg must hold a non-empty string _owner');
   }
-  if (typeof body._timestamp !== 'number' || !Number.isFinite(body._timestamp)) {
+  if (typeof timestamp !== 'number' || !Number.isFinite(timestamp)) {
     throw new AppError('malformed_msg_json', 'msg must hold a numeric _timestamp (Unix seconds)');
   }
-  return { owner: body._owner, timestamp: body._timestamp };
+  return Object.keys(params).length > 0 ? { owner, timestamp, params } : { owner, timestamp };
 }
 
 /** Constant-time comparison of two hex signatures. */

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -15,6 +17,12 @@ export interface Storage {
   readonly engine: Engine;
   /** Throws when the database cannot be reached (used by /readyz). */
   ping(): Promise<void>;
+  /**
+   * Writes (and removes) a little fresh data where the service writes: a database row and, in
+   * the embedded mode, a file in the data directory. Throws the engine's error when it cannot
+   * (readiness uses it to see whether a full disk has space again).
+   */
+  probeWrite(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +70,10 @@ function openSqlite(options: StorageOptions): Storage {
     async ping() {
       sqlite.prepare('select 1').get();
     },
+    async probeWrite() {
+      await probeRow(db);
+      if (file !== ':memory:') await probeFile(options.dataDir);
+    },
     close: () => db.destroy(),
   };
 }
@@ -100,8 +112,30 @@ function openPostgres(url: string, schema?: string): Storage {
     async ping() {
       await sql`select 1`.execute(db);
     },
+    probeWrite: () => probeRow(db),
     close: () => db.destroy(),
   };
+}
+
+/** Big enough to need fresh pages or blocks, small enough to cost nothing. */
+const PROBE_BYTES = 64 * 1024;
+
+async function probeRow(db: Db): Promise<void> {
+  const name = `write_probe:${randomUUID()}`;
+  await db.insertInto('deployment_checks').values({ name, value: 'x'.repeat(PROBE_BYTES), created_at: Date.now() }).execute();
+  await db.deleteFrom('deployment_checks').where('name', '=', name).execute();
+}
+
+async function probeFile(dir: string): Promise<void> {
+  const path = join(dir, `.write-probe-${randomUUID()}`);
+  const handle = await open(path, 'wx');
+  try {
+    await handle.write(Buffer.alloc(PROBE_BYTES, 0x78));
+    await handle.datasync();
+  } finally {
+    await handle.close();
+    await unlink(path).catch(() => undefined);
+  }
 }
 
 async function migrate(db: Db, pgSchema: string | undefined): Promise<void> {
@@ -111,6 +145,9 @@ async function migrate(db: Db, pgSchema: string | undefined): Promise<void> {
     // Without it Kysely looks for its migration tables in every schema, so another schema's
     // tables (another test, another tenant) would be taken for ours.
     ...(pgSchema ? { migrationTableSchema: pgSchema } : {}),
+    // Numbers are ranges per module (migrations/index.ts): a new foundation or module migration
+    // sorts before ones a database already ran, and must still run.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {

@@ -28,9 +28,17 @@ export interface ApiKeyTable {
   revoked_at: number | null;
 }
 
+/** One fact about the deployment, by name (`secret_key_check`; `write_probe:<id>` rows live for one probe). */
+export interface DeploymentCheckTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
 export interface FoundationTables {
   workspaces: WorkspaceTable;
   api_keys: ApiKeyTable;
+  deployment_checks: DeploymentCheckTable;
 }
 
 export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables {}

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { AuthContext, Authenticator } from '../auth/authenticator.js';
+import type { AuthContext, Authenticator, Verified } from '../auth/authenticator.js';
 import { AppError } from '../errors.js';
 import type { App } from './types.js';
 
@@ -34,21 +34,27 @@ const credentialsOf = (request: FastifyRequest): { msg?: string; sig?: string } 
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-export function registerAuth(app: App, authenticator: Authenticator, adminToken: string | undefined): void {
+export function registerAuth(app: App, authenticator: Authenticator, adminToken: string | undefined, closing: () => boolean = () => false): void {
   app.decorateRequest('auth', null);
   const adminDigest = adminToken ? digest(adminToken) : null;
 
-  const check = (request: FastifyRequest, policy: AuthPolicy, auth: AuthContext): void => {
-    if (auth.keyKind === 'ingest' && policy !== 'ingest') {
+  const check = (request: FastifyRequest, policy: AuthPolicy, verified: Verified): void => {
+    if (verified.context.keyKind === 'ingest' && policy !== 'ingest') {
       throw new AppError('key_kind_not_allowed', 'An ingest key may only submit events');
     }
-    request.auth = auth;
+    request.auth = verified.context;
+    if (verified.params !== undefined) addMsgParams(request, verified.params);
   };
 
   // One hook per request (it also echoes the request id), callback style so that the common
   // case (a pair verified moments ago) stays synchronous.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // Requests still arriving on open connections while the server drains go elsewhere.
+    if (closing()) {
+      reply.header('connection', 'close');
+      return done(new AppError('service_unavailable', 'The server is shutting down; retry the request'));
+    }
     // Unknown routes fall through to the 404 handler without asking for credentials.
     if (request.is404) return done();
     const policy = request.routeOptions.config.auth ?? 'api';
@@ -82,6 +88,47 @@ export function registerAuth(app: App, authenticator: Authenticator, adminToken:
       done(err as Error);
     }
   });
+}
+
+/** A parameter name a query string could carry (and never `__proto__` or the like). */
+const PARAM_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+
+/** A msg value in the text form a query string gives it: lists are comma-separated, as list parameters take them. */
+const asQueryText = (name: string, value: unknown): string => {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')) return value.join(',');
+  throw new AppError('validation_failed', `Parameter ${name} in msg must be a string, a number, a boolean or a list of them`, {
+    errors: [{ path: `/querystring/${name}`, message: 'must be a string, a number, a boolean or a list of them' }],
+  });
+};
+
+/**
+ * Request parameters passed inside msg (keys other than `_owner` and `_timestamp`, as the
+ * platform's published helper sends them) join the query string before the route's schema
+ * validates it, so both ways are one. A key given both ways must have one value.
+ */
+function addMsgParams(request: FastifyRequest, params: Readonly<Record<string, unknown>>): void {
+  const query = request.query as Record<string, unknown>;
+  for (const [name, value] of Object.entries(params)) {
+    if (!PARAM_NAME.test(name) || name === 'msg' || name === 'sig') {
+      throw new AppError('validation_failed', `msg holds ${JSON.stringify(name.slice(0, 64))}, which is not a request parameter`, {
+        errors: [{ path: '/querystring/msg', message: `holds a key that is not a request parameter: ${JSON.stringify(name.slice(0, 64))}` }],
+      });
+    }
+    const text = asQueryText(name, value);
+    if (!Object.hasOwn(query, name)) {
+      query[name] = text;
+      continue;
+    }
+    const given = query[name];
+    const givenText = Array.isArray(given) ? given.join(',') : String(given);
+    if (givenText !== text) {
+      throw new AppError('parameter_conflict', `${name} is ${JSON.stringify(givenText)} in the query string but ${JSON.stringify(text)} in msg`, {
+        errors: [{ path: `/querystring/${name}`, message: 'differs between the query string and msg' }],
+      });
+    }
+  }
 }
 
 /** The authenticated context of a signed route (present whenever the route's policy is api or ingest). */

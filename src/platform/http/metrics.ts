@@ -32,6 +32,13 @@ export class Metrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'playline_' });
   }
 
+  private refusedConnections: () => number = () => 0;
+
+  /** Where the count of connections refused by the per-address cap comes from. */
+  countRefusedConnections(read: () => number): void {
+    this.refusedConnections = read;
+  }
+
   /** `routeKey`: an object that is the same for every request of a route (its config). */
   observeRequest(method: string, route: string, status: number, seconds: number, routeKey?: object): void {
     let stats = routeKey ? this.byRouteConfig.get(routeKey) : undefined;
@@ -76,6 +83,11 @@ export class Metrics {
       lines.push(`playline_http_request_duration_seconds_sum{${labels}} ${s.sum}`);
       lines.push(`playline_http_request_duration_seconds_count{${labels}} ${s.count}`);
     }
+    lines.push(
+      '# HELP playline_http_connections_refused_total Connections refused because their client address held too many (PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS)',
+      '# TYPE playline_http_connections_refused_total counter',
+      `playline_http_connections_refused_total ${this.refusedConnections()}`,
+    );
     return `${lines.join('\n')}\n${await this.registry.metrics()}`;
   }
 }

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import { foundationMigration } from './0001_foundation.js';
+import { deploymentChecksMigration } from './0002_deployment_checks.js';
 import { errorReportingMigration } from '../../../modules/error-reporting/error-reporting.migration.js';
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
@@ -14,6 +15,7 @@ import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-s
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
+  '0002_deployment_checks': deploymentChecksMigration,
   '0200_error_reporting': errorReportingMigration,
   '0300_syndication': syndicationMigration,
   '0400_managed_slicers': managedSlicersMigration,

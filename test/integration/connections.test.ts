@@ -1,0 +1,187 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
+
+/**
+ * Slow and greedy clients over real loopback sockets. Timeouts are configured short so that the
+ * server closes these connections quickly; no test measures how long anything took: each waits
+ * for the close (the test's own timeout turns "never closed" into a failure) and checks what
+ * was answered and that a normal client was served meanwhile.
+ */
+
+interface RawConnection {
+  socket: Socket;
+  /** Everything the server sent, once it closed the connection. */
+  closed: Promise<string>;
+}
+
+const open = (port: number, localAddress = '127.0.0.1'): Promise<RawConnection> =>
+  new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise<string>((done) => socket.on('close', () => done(Buffer.concat(chunks).toString('utf8'))));
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
+
+/** Writes one byte at a time, every `everyMs`, until the connection closes. */
+const trickle = (connection: RawConnection, text: string, everyMs = 20): void => {
+  let i = 0;
+  const timer = setInterval(() => {
+    if (connection.socket.destroyed || connection.socket.writableEnded) return clearInterval(timer);
+    connection.socket.write(text[i % text.length] ?? 'x');
+    i++;
+  }, everyMs);
+  void connection.closed.then(() => clearInterval(timer));
+};
+
+/** A normal client: one request on a fresh connection. */
+const get = (port: number, path: string, localAddress = '127.0.0.1'): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, localAddress, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+/** The last answer on a connection, as a problem. */
+const problemIn = (raw: string): { status: number; code: string; request_id: string; contentType: string; requestIdHeader: string } => {
+  const last = raw.slice(raw.lastIndexOf('HTTP/1.1 '));
+  const [head = '', body = ''] = last.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  const contentType = /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1] ?? '';
+  const requestIdHeader = /\r\nx-request-id: ([^\r]+)/i.exec(head)?.[1] ?? '';
+  const parsed = JSON.parse(body) as { code: string; request_id: string; status: number };
+  assert.equal(parsed.status, status);
+  return { status, code: parsed.code, request_id: parsed.request_id, contentType, requestIdHeader };
+};
+
+describe('slow clients are cut; one address cannot hold every connection', { timeout: 30_000 }, () => {
+  let t: TestApp;
+  let port: number;
+  before(async () => {
+    t = await createTestApp({
+      env: {
+        PLAYLINE_HEADERS_TIMEOUT_MS: '200',
+        PLAYLINE_REQUEST_TIMEOUT_MS: '400',
+        PLAYLINE_IDLE_TIMEOUT_MS: '600',
+        PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS: '3',
+      },
+    });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  after(() => t.close());
+
+  const trickledBody = async (from: string, authorization: string) => {
+    const slow = await open(port, from);
+    slow.socket.write(`POST /api/v4/admin/workspaces HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
+    trickle(slow, '{"name":"slow"');
+    const meanwhile = await get(port, '/healthz');
+    assert.equal(meanwhile.status, 200, 'a normal client is served meanwhile');
+    return slow.closed;
+  };
+
+  test('a body trickled a byte at a time is cut with 408 request_timeout; a normal client is served meanwhile', { timeout: 10_000 }, async () => {
+    const raw = await trickledBody('127.0.0.3', `Authorization: Bearer ${TEST_ADMIN_TOKEN}\r\n`);
+    const answer = problemIn(raw);
+    assert.deepEqual([answer.status, answer.code, answer.contentType], [408, 'request_timeout', 'application/problem+json']);
+    assert.equal(answer.request_id, answer.requestIdHeader);
+    assert.equal(raw.indexOf('HTTP/1.1 '), raw.lastIndexOf('HTTP/1.1 '), 'one answer only');
+  });
+
+  test('an unauthenticated trickled body is refused at once and its connection cut all the same', { timeout: 10_000 }, async () => {
+    const raw = await trickledBody('127.0.0.6', '');
+    assert.match(raw, /^HTTP\/1\.1 401 /);
+    assert.equal(problemIn(raw).code, 'request_timeout', 'the rest of the body never arrived in time');
+  });
+
+  test('headers trickled a byte at a time are cut with 408 request_timeout', { timeout: 10_000 }, async () => {
+    const slow = await open(port, '127.0.0.4');
+    slow.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    trickle(slow, 'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa');
+    assert.equal((await get(port, '/healthz')).status, 200);
+    const answer = problemIn(await slow.closed);
+    assert.deepEqual([answer.status, answer.code], [408, 'request_timeout']);
+  });
+
+  test('a keep-alive connection left idle is closed', { timeout: 10_000 }, async () => {
+    const idle = await open(port, '127.0.0.5');
+    idle.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const raw = await idle.closed;
+    assert.match(raw, /^HTTP\/1\.1 200 /, 'the request before going idle was served');
+  });
+
+  test('beyond the per-address cap a connection is answered 429 too_many_connections and closed; other addresses are served', { timeout: 10_000 }, async () => {
+    const held = await Promise.all([open(port, '127.0.0.2'), open(port, '127.0.0.2'), open(port, '127.0.0.2')]);
+    // Each held connection keeps sending header bytes slowly enough to stay open for a moment.
+    for (const c of held) c.socket.write('GET /healthz HTTP/1.1\r\n');
+    const refused = await open(port, '127.0.0.2');
+    const answer = problemIn(await refused.closed);
+    assert.deepEqual([answer.status, answer.code, answer.contentType], [429, 'too_many_connections', 'application/problem+json']);
+    assert.equal((await get(port, '/healthz', '127.0.0.1')).status, 200, 'another address is served');
+    // Once the held ones are gone, the address is served again (as soon as the server has seen them close).
+    for (const c of held) c.socket.destroy();
+    await Promise.all(held.map((c) => c.closed));
+    const attempt = () => get(port, '/healthz', '127.0.0.2').catch(() => ({ status: 0, body: '' }));
+    let again = await attempt();
+    for (let tries = 0; again.status !== 200 && tries < 100; tries++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      again = await attempt();
+    }
+    assert.equal(again.status, 200);
+    const metrics = await get(port, '/metrics');
+    assert.match(metrics.body, /^playline_http_connections_refused_total [1-9]/m);
+  });
+
+  test('headers larger than the server accepts: 431 headers_too_large as problem+json', { timeout: 10_000 }, async () => {
+    const big = await open(port);
+    big.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20 * 1024)}\r\n\r\n`);
+    const answer = problemIn(await big.closed);
+    assert.deepEqual([answer.status, answer.code, answer.contentType], [431, 'headers_too_large', 'application/problem+json']);
+    assert.match(answer.request_id, /^[0-9a-f-]{36}$/);
+  });
+
+  test('bytes that are not HTTP: 400 bad_request as problem+json', { timeout: 10_000 }, async () => {
+    const garbage = await open(port);
+    garbage.socket.write('THIS IS NOT HTTP\r\n\r\n');
+    const answer = problemIn(await garbage.closed);
+    assert.deepEqual([answer.status, answer.code], [400, 'bad_request']);
+  });
+});
+
+describe('while the server drains', { timeout: 30_000 }, () => {
+  test('a request still arriving on an open connection is answered 503 service_unavailable as problem+json', { timeout: 10_000 }, async () => {
+    const t = await createTestApp();
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (t.app.server.address() as { port: number }).port;
+      const connection = await open(port);
+      // A request in flight (its body not all sent) keeps the connection open while the server closes.
+      const received = new Promise((resolve) => t.app.server.once('request', resolve));
+      const body = '{"name":"draining"}';
+      connection.socket.write(`POST /api/v4/admin/workspaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      await received;
+      const closing = t.app.close();
+      while (t.app.server.listening) await new Promise((resolve) => setImmediate(resolve));
+      // The rest of the body, and a second request pipelined behind it.
+      connection.socket.write(`${body.slice(5)}GET /api/v4/workspace HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const raw = await connection.closed;
+      await closing;
+      assert.match(raw, /^HTTP\/1\.1 201 /, 'the request in flight completes');
+      const answer = problemIn(raw);
+      assert.deepEqual([answer.status, answer.code], [503, 'service_unavailable']);
+      assert.match(answer.contentType, /^application\/problem\+json/);
+    } finally {
+      await t.runtime.close();
+      await t.close().catch(() => undefined);
+    }
+  });
+});
