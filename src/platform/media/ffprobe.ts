@@ -22,6 +22,7 @@ export interface ProbedStream {
   width?: number;
   height?: number;
   sample_aspect_ratio?: string;
+  field_order?: string;
   avg_frame_rate?: string;
   r_frame_rate?: string;
   duration?: string;
@@ -47,7 +48,11 @@ export async function probeFile(ffprobe: string, path: string, signal?: AbortSig
   args.splice(index, 1);
   const result = await runMediaProcess(ffprobe, args, { collectStdout: true, killGraceMs: 0, ...(signal ? { signal } : {}) });
   if (result.aborted) return { ok: false, reason: 'aborted', aborted: true };
-  if (result.exitCode !== 0) return { ok: false, reason: failureLine(result).replaceAll(`file:${path}`, 'the file').replaceAll(path, 'the file'), aborted: false };
+  if (result.exitCode !== 0) {
+    // ffprobe prefixes its complaint with the input name: keep the complaint, never the server's path.
+    const line = failureLine(result).replace(`file:${path}: `, '').replaceAll(`file:${path}`, 'the file').replaceAll(path, 'the file');
+    return { ok: false, reason: line, aborted: false };
+  }
   try {
     const parsed = JSON.parse(result.stdout) as Partial<ProbedMedia>;
     return { ok: true, media: { streams: parsed.streams ?? [], format: parsed.format ?? {} } };
