@@ -14,6 +14,12 @@ import { codecsOfSegment, makeClip } from './test-media.test-support.js';
 
 const ASSETS = '/api/v4/assets';
 
+/** The upload is removed just after the asset's state is written: wait for it (bounded, no duration asserted). */
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.ok(condition(), what);
+}
+
 /** Files under a directory, relative, sorted (empty when it does not exist). */
 const filesUnder = (dir: string): string[] =>
   existsSync(dir) ? (readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort()) : [];
@@ -68,7 +74,7 @@ describe('asset routes', () => {
       'manifest.json', 'poster.jpg',
     ]);
     assert.deepEqual(await codecsOfSegment(join(dir, '180p/init.mp4'), join(dir, '180p/seg_00000.m4s'), scratch), ['aac', 'h264']);
-    assert.deepEqual(filesUnder(join(media, 'sources')), [], 'the upload is gone once packaged');
+    await eventually(() => filesUnder(join(media, 'sources')).length === 0, 'the upload is gone once packaged');
     assert.deepEqual(filesUnder(join(media, 'uploads')), []);
 
     const poster = await t.client.core.send('GET', ready.poster ?? '');
@@ -93,7 +99,7 @@ describe('asset routes', () => {
     assert.equal(failed.state, 'failed');
     assert.equal(failed.failure_reason, 'Not a media file that can be read (Invalid data found when processing input)');
     assert.equal(failed.poster, null);
-    for (const dir of ['uploads', 'sources', 'work']) assert.deepEqual(filesUnder(join(media, dir)), [], `${dir} is empty`);
+    for (const dir of ['uploads', 'sources', 'work']) await eventually(() => filesUnder(join(media, dir)).length === 0, `${dir} is empty`);
     assert.equal(existsSync(join(media, 'assets', t.workspace.id, asset.id)), false);
     await t.client.assets.delete(asset.id);
   });
@@ -148,6 +154,37 @@ describe('asset routes', () => {
     assert.equal(asset.title, 'Café №5');
     await waitPackaged(asset.id);
     await t.client.assets.delete(asset.id);
+  });
+
+  test('metrics: assets by state, packaging jobs, failures', async () => {
+    const metric = async (name: string) => {
+      const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return Number(line?.split(' ')[1] ?? 'NaN');
+    };
+    const failuresBefore = await metric('playline_assets_packaging_failures_total');
+    const readyBefore = await metric('playline_assets{state="ready"}');
+    const good = await t.client.assets.upload(clip, { title: 'good' });
+    const bad = await t.client.assets.upload(Readable.from([Buffer.from('not media at all')]), { title: 'bad' });
+    await waitPackaged(good.id);
+    await waitPackaged(bad.id);
+    assert.equal(await metric('playline_assets{state="ready"}'), readyBefore + 1);
+    assert.equal(await metric('playline_assets{state="failed"}'), 1);
+    // The runner counts and cleans up just after it records the state: read until it is done.
+    const settled = async (name: string, expected: number) => {
+      let value = NaN;
+      for (let i = 0; i < 200 && value !== expected; i++) {
+        value = await metric(name);
+        if (value !== expected) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      return value;
+    };
+    assert.equal(await settled('playline_assets_packaging_failures_total', failuresBefore + 1), failuresBefore + 1);
+    assert.equal(await metric('playline_assets_packaging_jobs{state="queued"}'), 0);
+    assert.equal(await metric('playline_assets_packaging_jobs{state="running"}'), 0);
+    assert.equal(await settled('playline_assets_packaging_running_here', 0), 0);
+    await t.client.assets.delete(good.id);
+    await t.client.assets.delete(bad.id);
   });
 
   test('security: unsigned is 401; another workspace\'s asset is 404 for every route', async () => {

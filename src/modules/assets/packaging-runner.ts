@@ -235,9 +235,9 @@ export class PackagingRunner {
       if (!(await this.options.store.exists(job.assetId))) await this.options.files.removeAll(job.workspaceId, job.assetId);
       return;
     }
+    this.options.onFailed?.();
     // A failed asset keeps nothing on disk: neither the upload nor partial output.
     await this.options.files.removeAll(job.workspaceId, job.assetId);
-    this.options.onFailed?.();
     this.options.log.warn({ assetId: job.assetId, owner: job.workspaceId, reason }, 'asset packaging failed');
   }
 
