@@ -9,12 +9,14 @@ import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { systemClock } from '../platform/clock.js';
 import type { AssetView } from '../modules/assets/assets.schema.js';
-import { makeClip } from '../modules/assets/test-media.test-support.js';
+import { makeClip, mediaToolsSkip } from '../../test/helpers/media.js';
+
+const skip = await mediaToolsSkip();
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-describe('playline assets (the CLI over a running server)', () => {
+describe('playline assets (the CLI over a running server)', { skip }, () => {
   let t: TestApp;
   let url: string;
   let scratch: string;

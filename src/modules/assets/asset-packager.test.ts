@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { FfmpegPackager, type PackagingJob } from './asset-packager.js';
 import { PackagedManifestSchema } from './packaged-manifest.js';
-import { codecsOfSegment, keyframeTimes, makeAudioOnly, makeClip } from './test-media.test-support.js';
+import { codecsOfSegment, keyframeTimes, makeAudioOnly, makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
 
-describe('ffmpeg packager', () => {
+const skip = await mediaToolsSkip();
+
+describe('ffmpeg packager', { skip }, () => {
   let dir: string;
   let n = 0;
   const packager = new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180, 144], preset: 'ultrafast' });

@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
-import { makeClip } from './test-media.test-support.js';
+import { makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
 
-const skip = await clusterPairProblem();
+const skip = (await clusterPairProblem()) || (await mediaToolsSkip());
 
 describe('asset library in cluster mode (two instances, one PostgreSQL, one media directory)', { skip }, () => {
   let pair: ClusterPair;

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { discoverMediaTools } from './media-tools.js';
+import { mediaToolsSkip } from '../../../test/helpers/media.js';
 
-test('finds ffmpeg and ffprobe in PATH and reads their versions', async () => {
+test('finds ffmpeg and ffprobe in PATH and reads their versions', { skip: await mediaToolsSkip() }, async () => {
   const tools = await discoverMediaTools({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' });
   assert.equal(tools.available, true, JSON.stringify(tools));
   if (!tools.available) return;

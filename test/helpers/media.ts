@@ -2,8 +2,25 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { discoverMediaTools } from '../../src/platform/media/media-tools.js';
 
 const run = promisify(execFile);
+
+let toolsProblem: Promise<string | false> | undefined;
+
+/**
+ * Why tests that run ffmpeg cannot run here (it is not installed), or false. Like PostgreSQL
+ * and Redis: a visible skip on a developer machine, a failure under PLAYLINE_REQUIRE_SERVICES=1 (CI).
+ */
+export function mediaToolsSkip(): Promise<string | false> {
+  toolsProblem ??= discoverMediaTools({ ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }).then((tools) => {
+    if (tools.available) return false;
+    if (process.env.PLAYLINE_REQUIRE_SERVICES === '1') throw new Error(`${tools.reason} (PLAYLINE_REQUIRE_SERVICES=1)`);
+    console.log(`# SKIP media tests: ${tools.reason}`);
+    return tools.reason;
+  });
+  return toolsProblem;
+}
 
 export interface ClipOptions {
   seconds?: number;
