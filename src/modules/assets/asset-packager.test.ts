@@ -72,14 +72,20 @@ describe('ffmpeg packager', { skip }, () => {
     assert.deepEqual(await codecsOfSegment(join(job.workDir, r.init), join(job.workDir, r.segments[0]?.uri ?? ''), dir), ['aac', 'h264']);
   });
 
-  test('not media, audio only, or cut short: failed with a clear reason that names no server path', async () => {
-    const text = join(dir, 'notes.txt');
+  test('not media, a playlist, audio only, or cut short: failed with a clear reason that names no server path', async () => {
+    // Uploads are stored without a name extension, so the format is found from the content alone.
+    const text = join(dir, 'notes');
     writeFileSync(text, 'these are not the frames you are looking for\n'.repeat(100));
     const notMedia = await packager.package(jobFor(text));
     assert.equal(notMedia.kind, 'failed');
     assert.ok(notMedia.kind === 'failed');
     assert.equal(notMedia.reason, 'Not a media file that can be read (Invalid data found when processing input)');
     assert.doesNotMatch(notMedia.reason, new RegExp(dir));
+
+    // A playlist could make the tools read other files or the network: its format is refused.
+    const playlist = join(dir, 'playlist');
+    writeFileSync(playlist, '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n');
+    assert.deepEqual(await packager.package(jobFor(playlist)), { kind: 'failed', reason: 'Not a media file that can be read (its format, hls, is not an accepted media format)' });
 
     const audio = await packager.package(jobFor(await makeAudioOnly(dir, 'tone.m4a')));
     assert.deepEqual(audio, { kind: 'failed', reason: 'The file has no video stream (audio-only files are not supported)' });

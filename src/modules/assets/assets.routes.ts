@@ -86,6 +86,14 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
 
   api.post(UPLOAD_ROUTE, {
     bodyLimit: deps.maxUploadBytes,
+    // A bad title is refused before the body is read, not after gigabytes arrived.
+    onRequest: async (request) => {
+      const query = request.query as Record<string, unknown>;
+      if (query.title !== undefined && !Value.Check(TitleSchema, query.title)) {
+        throw new AppError('validation_failed', 'Invalid title', { errors: [{ path: '/querystring/title', message: 'must be 1-200 characters, at least one visible, no control characters' }] });
+      }
+      titleOf({}, request.headers['x-asset-title']);
+    },
     schema: {
       tags,
       summary: 'Upload a media file (the request body, streamed) as a new asset; it is packaged to HLS in the background',

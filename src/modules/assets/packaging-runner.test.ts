@@ -140,6 +140,7 @@ describe('packaging runner', () => {
     await eventually(() => failures === 1, 'failed and counted');
     assert.equal(await state(id), 'failed');
     assert.equal((await repo.find(WS, id))?.failureReason, 'The file has no video stream');
+    await eventually(() => r.runningCount() === 0, 'cleaned up');
     assert.equal(await files.hasSource(WS, id), false);
     assert.equal(existsSync(join(files.root, 'work', WS, id)), false);
     assert.equal(existsSync(files.assetDir(WS, id)), false);

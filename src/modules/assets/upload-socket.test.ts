@@ -46,6 +46,33 @@ describe('uploads over a real socket', { skip }, () => {
     assert.deepEqual(entries(join(t.runtime.assets.library.root, 'sources')), []);
   });
 
+  test('a bad title is refused before any of the body is read', async () => {
+    const req = request({
+      host: base.hostname, port: base.port, method: 'POST',
+      path: t.client.core.signedPath('/api/v4/assets', { title: '\u0001' }),
+      headers: { 'content-type': 'video/mp4', 'content-length': String(3 * 1024 * 1024) },
+    });
+    // Headers only: either the answer comes at once, or the server starts receiving a body (a file appears).
+    req.flushHeaders();
+    const answered = new Promise<number | undefined>((resolve, reject) => {
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('error', reject);
+    });
+    let done = false;
+    void answered.finally(() => (done = true));
+    const receiving = (async () => {
+      for (; !done; await delay(5)) if (entries(uploads).length > 0) return 'receiving the body' as const;
+      return undefined;
+    })();
+    const status = await Promise.race([answered, receiving]);
+    req.destroy();
+    assert.equal(status, 400);
+    assert.deepEqual(entries(uploads), []);
+  });
+
   test('beyond the limit the client gets its 413 (not a reset) and nothing stays', async () => {
     const req = open({ 'transfer-encoding': 'chunked' });
     const answer = new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {

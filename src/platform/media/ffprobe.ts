@@ -49,6 +49,9 @@ export async function probeFile(ffprobe: string, path: string, signal?: AbortSig
   const result = await runMediaProcess(ffprobe, args, { collectStdout: true, killGraceMs: 0, ...(signal ? { signal } : {}) });
   if (result.aborted) return { ok: false, reason: 'aborted', aborted: true };
   if (result.exitCode !== 0) {
+    // A format the confinement refuses (a playlist, an image, ANSI art...) says only "Invalid argument": name the format.
+    const refused = result.stderrTail.map((l) => /\[(\S+) @ 0x[0-9a-f]+\] Format not on whitelist/.exec(l)?.[1]).find((f) => f !== undefined);
+    if (refused) return { ok: false, reason: `its format, ${refused}, is not an accepted media format`, aborted: false };
     // ffprobe prefixes its complaint with the input name: keep the complaint, never the server's path.
     const line = failureLine(result).replace(`file:${path}: `, '').replaceAll(`file:${path}`, 'the file').replaceAll(path, 'the file');
     return { ok: false, reason: line, aborted: false };
