@@ -131,6 +131,8 @@ describe('asset routes', { skip }, () => {
     const json = await t.client.core.send('POST', ASSETS, { body: { url: 'http://example.com/a.mp4' } });
     assert.equal(json.status, 415);
     assert.equal(JSON.parse(json.body).code, 'unsupported_media_type');
+    const bigJson = await t.client.core.send('POST', ASSETS, { body: JSON.stringify({ pad: 'x'.repeat(1_200_000) }), contentType: 'application/json' });
+    assert.equal(bigJson.status, 413, 'a JSON body keeps the 1 MiB limit (never buffered up to the upload limit)');
     const empty = await t.client.core.send('POST', ASSETS, { body: Buffer.alloc(0), contentType: 'video/mp4' });
     assert.equal(empty.status, 400);
     const badTitle = await t.client.core.send('POST', ASSETS, { body: Buffer.from('x'), contentType: 'video/mp4', query: { title: '\u0007' } });

@@ -84,8 +84,9 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
     if (request.body instanceof ReceivedUpload) await rm(request.body.path, { force: true });
   });
 
+  // No route bodyLimit: the upload parser counts against PLAYLINE_MAX_UPLOAD_BYTES itself, and a
+  // JSON body sent here by mistake keeps the 1 MiB default instead of being buffered up to 4 GiB.
   api.post(UPLOAD_ROUTE, {
-    bodyLimit: deps.maxUploadBytes,
     // A bad title is refused before the body is read, not after gigabytes arrived.
     onRequest: async (request) => {
       const query = request.query as Record<string, unknown>;
