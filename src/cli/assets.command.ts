@@ -125,7 +125,7 @@ export function assetsCommand(): Command {
       .command('list')
       .description('List assets, newest first')
       .option('--state <state>', `only assets in this state (${assetStates.join(', ')})`, stateOption)
-      .option('--limit <n>', 'page size, 1-100 (default 50)', positiveInt)
+      .option('--limit <n>', 'page size, 1-100 (default: every asset)', positiveInt)
       .option('--cursor <cursor>', 'the page after the one that printed this cursor'),
   ).action(async (opts: ApiOptions & { state?: AssetState; limit?: number; cursor?: string }) => {
     const { page, nextCursor } = await clientOf(opts).assets.list({

@@ -36,8 +36,8 @@ export interface AssetStore {
   /** Inserts the asset (`uploaded`) and its queued packaging job together. */
   insertWithJob(asset: NewAsset): Promise<AssetRecord>;
   find(workspaceId: string, assetId: string): Promise<AssetRecord | undefined>;
-  /** Newest first. */
-  list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number, after?: AssetCursor): Promise<Page<AssetRecord>>;
+  /** Newest first; at most `limit` (every match when undefined), starting after `after`. */
+  list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>>;
   updateTitle(workspaceId: string, assetId: string, title: string, now: number): Promise<AssetRecord | undefined>;
   /** Removes the asset and its job; false when there was none in that workspace. */
   delete(workspaceId: string, assetId: string): Promise<boolean>;

@@ -52,6 +52,7 @@ for (const engine of await testEngines()) {
       assert.deepEqual(second.items.map((a) => a.id), [created[0]?.id]);
       assert.equal((await repo.list(ws, { state: 'ready' }, 10)).total, 0);
       assert.equal((await repo.list(ws, { state: 'uploaded' }, 10)).total, 3);
+      assert.equal((await repo.list(ws, {}, undefined)).items.length, 3, 'no limit: every one');
       for (const a of created) await repo.delete(ws, a.id);
       await repo.delete(other, foreign.id);
     });

@@ -57,10 +57,11 @@ export class AssetRepository implements AssetStore, AssetJobStore {
     return row && toAsset(row);
   }
 
-  async list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number, after?: AssetCursor): Promise<Page<AssetRecord>> {
+  async list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>> {
     let matching = this.db.selectFrom('assets').where('workspace_id', '=', workspaceId);
     if (filter.state !== undefined) matching = matching.where('state', '=', filter.state);
-    let page = matching.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
+    let page = matching.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
+    if (limit !== undefined) page = page.limit(limit);
     if (after) {
       page = page.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
     }

@@ -124,6 +124,10 @@ describe('asset routes', { skip }, () => {
     const two = await t.client.assets.list({ limit: 1, cursor: one.nextCursor });
     assert.deepEqual(two.page.items.map((a) => a.id), [first.id]);
     assert.equal(two.nextCursor, undefined);
+    const all = await t.client.assets.list();
+    assert.deepEqual(all.page.items.map((a) => a.id), [second.id, first.id], 'without limit: every asset, newest first');
+    assert.equal(all.nextCursor, undefined);
+    assert.equal(all.page['@id'], ASSETS);
     // Deleting stops a packaging still running.
     for (const a of [first, second]) await t.client.assets.delete(a.id);
   });

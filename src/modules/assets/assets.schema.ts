@@ -29,11 +29,14 @@ export const UploadQuery = Type.Object({
   title: Type.Optional(TitleSchema),
 });
 
-export const AssetListQuery = Type.Object({
-  state: Type.Optional(AssetStateSchema),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100 (default 50)' })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page (from the Link header)' })),
-});
+export const AssetListQuery = Type.Object(
+  {
+    state: Type.Optional(AssetStateSchema),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100. Without it, every asset (after the cursor, if given) in one answer' })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page (from the Link header)' })),
+  },
+  { description: 'All optional, as for the slicer task list: without any, every asset of the workspace, newest first' },
+);
 export type AssetListQuery = Static<typeof AssetListQuery>;
 
 export const AssetUpdateBody = Type.Object({ title: TitleSchema }, { additionalProperties: false, description: 'The fields to change' });

@@ -32,8 +32,6 @@ export interface AssetPage {
   nextCursor: string | undefined;
 }
 
-const DEFAULT_LIMIT = 50;
-
 /** The asset library of a workspace. Never sees HTTP; throws AppError. */
 export class AssetService {
   constructor(private readonly deps: AssetServiceDeps) {}
@@ -76,10 +74,15 @@ export class AssetService {
     return found;
   }
 
+  /**
+   * Assets of the workspace, newest first, like the slicer task list: without `limit` every one
+   * (after the cursor, if given) in one answer; with it, a page and the cursor of the next one.
+   */
   async list(owner: string, page: AssetPageRequest): Promise<AssetPage> {
-    const limit = page.limit ?? DEFAULT_LIMIT;
+    const { limit } = page;
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
-    const { items, total } = await this.deps.store.list(owner, { state: page.state }, limit + 1, after);
+    const { items, total } = await this.deps.store.list(owner, { state: page.state }, limit === undefined ? undefined : limit + 1, after);
+    if (limit === undefined) return { items, total, nextCursor: undefined };
     const shown = items.slice(0, limit);
     const last = shown.at(-1);
     const nextCursor = items.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url') : undefined;
