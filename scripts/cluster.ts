@@ -37,6 +37,8 @@ const env: Record<string, string> = {
   PLAYLINE_SECRET_KEY: process.env.PLAYLINE_SECRET_KEY ?? kept('secret.key', () => randomBytes(32).toString('base64')),
   PLAYLINE_ADMIN_TOKEN: process.env.PLAYLINE_ADMIN_TOKEN ?? kept('admin.token', () => randomBytes(24).toString('hex')),
   PLAYLINE_LOG_LEVEL: process.env.PLAYLINE_LOG_LEVEL ?? 'warn',
+  // One media directory for every instance (uploads are received by one and packaged by any).
+  PLAYLINE_MEDIA_DIR: process.env.PLAYLINE_MEDIA_DIR ?? join(stateDir, 'media'),
 };
 
 /** Creates the database of the default URL when it does not exist yet. */

@@ -23,6 +23,7 @@ import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
 import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
 import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
+import { assetRoutes } from './modules/assets/assets.routes.js';
 import { clusterStatusRoutes } from './platform/cluster/cluster-status.routes.js';
 import { loggerOptions } from './platform/logger.js';
 
@@ -94,6 +95,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
   await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
   await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
+  await app.register(async (api) => assetRoutes(api, { service: runtime.assets.service, maxUploadBytes: runtime.config.maxUploadBytes }), { prefix: API_PREFIX });
   await app.register(async (root) => playbackEdgeRoutes(root, runtime.playbackEdge, API_PREFIX));
   await app.register(async (web) => dashboardRoutes(web));
 

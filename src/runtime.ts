@@ -20,6 +20,7 @@ import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } fro
 import { createCluster, type Cluster } from './platform/cluster/cluster.js';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
+import { createAssets, type Assets, type AssetsDeps } from './modules/assets/assets.module.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -51,6 +52,8 @@ export interface Runtime {
   vodStats: VodStats;
   /** Playback edge: signed /play URLs, the playback catalogue; its events go through statistics ingest. */
   readonly playbackEdge: PlaybackEdge;
+  /** The asset library: uploads packaged to HLS by ffmpeg in background jobs (503 without ffmpeg). */
+  assets: Assets;
   /** Cluster mode (PostgreSQL + Redis): shared Redis connections, the change feed, the membership; undefined when embedded. */
   cluster: Cluster | undefined;
   /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
@@ -71,6 +74,8 @@ export interface RuntimeOverrides {
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
+  /** Replaces side effects of the asset library (tests: a packager, the look for ffmpeg). */
+  assets?: Pick<AssetsDeps, 'packager' | 'discover'>;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -111,6 +116,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
+  const assets = createAssets({ config, mode, clock, ids, storage, metrics, ...overrides.assets });
+
   const background: BackgroundWork[] = [];
   const started: BackgroundWork[] = [];
 
@@ -132,6 +139,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     syndication,
     vodStats,
     playbackEdge,
+    assets,
     cluster,
     clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
     async start() {
@@ -159,6 +167,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.
   background.push(managedSlicers.work);
+
+  // Asset library: looks for ffmpeg, then packages uploads (interrupted jobs again from scratch);
+  // stopping gives running jobs back to the queue.
+  background.push(assets.work);
 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
   // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).

@@ -8,6 +8,7 @@ import { signCommand } from './sign.command.js';
 import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
+import { assetsCommand } from './assets.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -21,7 +22,9 @@ Examples:
   playline workspaces create --name "Acme"          create a workspace (works while the server runs)
   playline keys create --owner <workspace id>       create an API key (the secret is printed once)
   PLAYLINE_API_KEY=<key> playline sign --owner <id> /api/v4/workspace
-                                                    print a signed curl command`);
+                                                    print a signed curl command
+  PLAYLINE_API_KEY=<key> playline assets upload movie.mp4 --owner <id> --wait
+                                                    upload media to a running server, packaged to HLS`);
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
@@ -29,6 +32,7 @@ Examples:
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());
   program.addCommand(clusterCommand());
+  program.addCommand(assetsCommand());
   return program;
 }
 

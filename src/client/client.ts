@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { signV4 } from '../platform/auth/v4-signature.js';
 import type { Transport, TransportResponse } from './transport.js';
 import { fetchTransport } from './transport.js';
@@ -27,7 +28,7 @@ export class PlaylineApiError extends Error {
 
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
-  /** JSON-encoded unless a string/Buffer with its own contentType. */
+  /** JSON-encoded unless a string, Buffer or stream (sent as read) with its own contentType. */
   body?: unknown;
   contentType?: string;
   headers?: Record<string, string>;
@@ -60,10 +61,10 @@ export class ClientCore {
   /** Sends a signed request; returns the raw response whatever its status. */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<TransportResponse> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-    let body: string | Buffer | undefined;
+    let body: string | Buffer | Readable | undefined;
     if (options.body !== undefined) {
-      const raw = typeof options.body === 'string' || Buffer.isBuffer(options.body);
-      body = raw ? (options.body as string | Buffer) : JSON.stringify(options.body);
+      const raw = typeof options.body === 'string' || Buffer.isBuffer(options.body) || options.body instanceof Readable;
+      body = raw ? (options.body as string | Buffer | Readable) : JSON.stringify(options.body);
       headers['content-type'] = options.contentType ?? 'application/json';
     }
     return this.transport({ method, url: this.signedPath(path, options.query), headers, ...(body !== undefined ? { body } : {}) });

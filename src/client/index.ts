@@ -5,6 +5,7 @@ import { ManagedSlicerApi } from './managed-slicers.js';
 import { SyndicationApi } from './syndication.js';
 import { VodStatsApi } from './vod-stats.js';
 import { PlaybackApi } from './playback-edge.js';
+import { AssetApi } from './assets.js';
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -19,6 +20,7 @@ export class PlaylineClient {
   readonly syndication: SyndicationApi;
   readonly vodStats: VodStatsApi;
   readonly playback: PlaybackApi;
+  readonly assets: AssetApi;
 
   constructor(options: ClientOptions) {
     this.core = new ClientCore(options);
@@ -28,5 +30,6 @@ export class PlaylineClient {
     this.syndication = new SyndicationApi(this.core);
     this.vodStats = new VodStatsApi(this.core);
     this.playback = new PlaybackApi(this.core);
+    this.assets = new AssetApi(this.core);
   }
 }

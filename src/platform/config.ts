@@ -42,6 +42,18 @@ export const ConfigSchema = Type.Object({
   playbackRefusalLimit: setting(Type.Integer({ minimum: 0, maximum: 1000000, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_LIMIT', '--playback-refusal-limit', 'Refused playbacks (4xx) counted and reported per client address and window; beyond, refusals answer 429 with no event and no Error Report, valid playbacks are still served (0 turns the limit off; cluster mode counts in Redis across instances)'),
   playbackRefusalWindowS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_WINDOW_S', '--playback-refusal-window-s', 'Window of the refused-playback limit, in seconds (fixed, from the first refusal counted)'),
   playbackSingleUseCapacity: setting(Type.Integer({ minimum: 1, maximum: 10000000, default: 100000 }), 'PLAYLINE_PLAYBACK_SINGLE_USE_CAPACITY', '--playback-single-use-capacity', 'Single-use values (pbs sessions; DRM URL signatures) remembered per workspace, each kind, in the embedded mode; when one workspace\'s share is full its own oldest is forgotten (cluster mode keeps them in Redis until the URL expires)'),
+  // assets (media library)
+  mediaDir: setting(Type.Optional(Type.String({ minLength: 1 })), 'PLAYLINE_MEDIA_DIR', '--media-dir', 'Directory of uploaded and packaged media (default: <data dir>/media); cluster mode: one directory shared by every instance, required when ffmpeg is present'),
+  ffmpegPath: setting(Type.String({ minLength: 1, default: 'ffmpeg' }), 'PLAYLINE_FFMPEG_PATH', '--ffmpeg-path', 'The ffmpeg executable (a name looked up in PATH, or a path); without it the media routes answer 503 media_tools_missing'),
+  ffprobePath: setting(Type.String({ minLength: 1, default: 'ffprobe' }), 'PLAYLINE_FFPROBE_PATH', '--ffprobe-path', 'The ffprobe executable (a name looked up in PATH, or a path); without it the media routes answer 503 media_tools_missing'),
+  maxUploadBytes: setting(Type.Integer({ minimum: 1, maximum: 1099511627776, default: 4294967296 }), 'PLAYLINE_MAX_UPLOAD_BYTES', '--max-upload-bytes', 'Largest media upload accepted, in bytes (413 beyond; the partial file is removed)'),
+  packagingLadder: setting(Type.String({ pattern: '^\\s*[0-9]{3,4}p\\s*(,\\s*[0-9]{3,4}p\\s*)*$', default: '1080p,720p,360p' }), 'PLAYLINE_PACKAGING_LADDER', '--packaging-ladder', 'HLS renditions packaged per asset, by picture height (the short side): those at or below the source; a source below every rung gets one rendition at its own size'),
+  packagingConcurrency: setting(Type.Integer({ minimum: 1, maximum: 64, default: 1 }), 'PLAYLINE_PACKAGING_CONCURRENCY', '--packaging-concurrency', 'Packaging jobs (ffmpeg runs, CPU bound) at once per instance'),
+  packagingPreset: setting(
+    Type.Union(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow'].map((p) => Type.Literal(p)), { default: 'veryfast' }),
+    'PLAYLINE_PACKAGING_PRESET', '--packaging-preset', 'x264 preset of packaging: faster presets use less CPU for a larger file at the same quality (ultrafast ... veryslow)',
+  ),
+  packagingLeaseMs: setting(Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }), 'PLAYLINE_PACKAGING_LEASE_MS', '--packaging-lease-ms', 'How long a packaging job stays claimed by an instance that stopped renewing it (cluster mode: takeover time after an instance dies)'),
 });
 
 export type Config = Static<typeof ConfigSchema>;

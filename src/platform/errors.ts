@@ -61,6 +61,9 @@ export const errorCatalogue = {
   playback_ad_timeout: { status: 504, title: 'The ad decision server did not answer in time' },
   // vod-stats
   stats_not_found: { status: 404, title: 'No statistics for this asset' },
+  // assets
+  media_tools_missing: { status: 503, title: 'ffmpeg and ffprobe are not available on this server' },
+  media_volume_full: { status: 503, title: 'The media directory has no space left' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

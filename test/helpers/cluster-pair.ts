@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { postgresProblem, requireServices, openPostgresForTest, type TestStorage } from './engines.js';
 import { redisProblem, testRedis, type TestRedis } from './redis.js';
 import { createTestApp, type TestApp, type TestAppOptions } from './test-app.js';
@@ -26,7 +27,8 @@ export async function clusterPair(options: Pick<TestAppOptions, 'env' | 'overrid
   const redis: TestRedis = await testRedis();
   const storage: TestStorage = await openPostgresForTest();
   const shared = { ...storage, cleanup: () => Promise.resolve() };
-  const env = { ...options.env, PLAYLINE_REDIS_URL: redis.url, PLAYLINE_REDIS_PREFIX: redis.prefix() };
+  // Cluster mode with ffmpeg present needs one media directory shared by every instance.
+  const env = { PLAYLINE_MEDIA_DIR: join(storage.dataDir, 'media'), ...options.env, PLAYLINE_REDIS_URL: redis.url, PLAYLINE_REDIS_PREFIX: redis.prefix() };
   const open = () => createTestApp({ storage: shared, env, ids: randomIds, ...(options.overrides ? { overrides: options.overrides } : {}) });
   const a = await open();
   const b = await open();

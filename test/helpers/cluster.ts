@@ -60,6 +60,8 @@ export async function clusterFixture(options: { redisDb?: number; env?: Record<s
         PLAYLINE_REDIS_PREFIX: redisPrefix,
         PLAYLINE_SECRET_KEY: CLUSTER_SECRET_KEY,
         PLAYLINE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
+        // Cluster mode with ffmpeg present needs one media directory shared by every instance.
+        PLAYLINE_MEDIA_DIR: join(dataDir, 'media'),
         ...options.env,
         ...env,
       });

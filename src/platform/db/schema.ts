@@ -3,6 +3,7 @@ import type { ManagedSlicerTables } from '../../modules/managed-slicers/managed-
 import type { SyndicationTables } from '../../modules/syndication/syndication.tables.js';
 import type { PlaybackEdgeTables } from '../../modules/playback-edge/playback-edge.tables.js';
 import type { VodStatsJournalTables } from '../../modules/vod-stats/journal/journal.tables.js';
+import type { AssetTables } from '../../modules/assets/assets.tables.js';
 
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
@@ -41,4 +42,4 @@ export interface FoundationTables {
   deployment_checks: DeploymentCheckTable;
 }
 
-export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables {}
+export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables, AssetTables {}

@@ -6,12 +6,14 @@ import { managedSlicersMigration } from '../../../modules/managed-slicers/manage
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
 import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
+import { assetsMigration } from '../../../modules/assets/assets.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
  * 0001-0099 foundation, 0100 vod-stats, 0200 error-reporting, 0300 syndication,
  * 0400 managed-slicers, 0500 playback-edge, 0600 vod-stats journal of cluster mode (named
- * '0600_cluster' when it lived in modules/cluster: an executed name must stay registered).
+ * '0600_cluster' when it lived in modules/cluster: an executed name must stay registered),
+ * 0700 assets (the media library).
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
@@ -22,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0500_playback_edge': playbackEdgeMigration,
   '0600_cluster': journalMigration,
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
+  '0700_assets': assetsMigration,
 };

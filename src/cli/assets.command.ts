@@ -1,0 +1,154 @@
+import { basename } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { PlaylineClient } from '../client/index.js';
+import { assetStates, type AssetState, type AssetView } from '../modules/assets/assets.schema.js';
+import { printObject, printRows } from './output.js';
+
+interface ApiOptions {
+  baseUrl: string;
+  owner: string;
+  key?: string;
+  json?: boolean;
+}
+
+const clientOf = (opts: ApiOptions): PlaylineClient => {
+  const apiKey = opts.key ?? process.env.PLAYLINE_API_KEY;
+  if (!apiKey) throw new Error('No API key: set PLAYLINE_API_KEY (or pass --key)');
+  return new PlaylineClient({ baseUrl: opts.baseUrl, owner: opts.owner, apiKey });
+};
+
+/** The options every asset command shares: where the server is and who signs. */
+const withApiOptions = (command: Command): Command =>
+  command
+    .requiredOption('--owner <workspace_id>', 'the workspace that signs')
+    .option('--key <api_key>', 'the API key (prefer the PLAYLINE_API_KEY variable: flags show up in shell history)')
+    .option('--base-url <url>', 'where the server is', process.env.PLAYLINE_BASE_URL ?? 'http://127.0.0.1:8080')
+    .option('--json', 'print JSON on stdout (progress stays on stderr)');
+
+const MiB = 1024 * 1024;
+const size = (bytes: number) => (bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`);
+const bar = (percent: number) => {
+  const filled = Math.round(percent / 5);
+  return `[${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${String(Math.floor(percent)).padStart(3)}%`;
+};
+
+/**
+ * A progress line on stderr: redrawn in place on a terminal; on a pipe or file, a line each
+ * time it moves by 10 % (so logs stay short).
+ */
+function progressLine() {
+  const tty = process.stderr.isTTY === true;
+  let lastLogged = -10;
+  let drawn = false;
+  return {
+    show(percent: number, text: string) {
+      if (tty) {
+        process.stderr.write(`\r${text}\u001b[K`);
+        drawn = true;
+      } else if (percent >= lastLogged + 10 || percent === 100) {
+        lastLogged = percent;
+        process.stderr.write(`${text}\n`);
+      }
+    },
+    end() {
+      if (drawn) process.stderr.write('\n');
+      drawn = false;
+      lastLogged = -10;
+    },
+  };
+}
+
+const summary = (a: AssetView) => ({
+  id: a.id,
+  title: a.title,
+  state: a.state,
+  progress: a.progress,
+  duration_s: a.duration_s,
+  renditions: a.renditions.map((r) => r.name).join(',') || null,
+  size_bytes: a.size_bytes,
+  poster: a.poster,
+  failure_reason: a.failure_reason,
+});
+
+const stateOption = (value: string): AssetState => {
+  if (!(assetStates as readonly string[]).includes(value)) throw new InvalidArgumentError(`one of ${assetStates.join(', ')}`);
+  return value as AssetState;
+};
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError('a whole number from 1 to 100');
+  return n;
+};
+
+/** `playline assets ...`: the asset library of a running server, over its API. */
+export function assetsCommand(): Command {
+  const assets = new Command('assets').description('The asset library of a running server: upload media (packaged to HLS), list, show, delete');
+
+  withApiOptions(
+    assets
+      .command('upload')
+      .description('Upload a media file; it is packaged to HLS in the background (--wait follows it to ready)')
+      .argument('<file>', 'the media file (MP4, MOV, MKV, WebM, MPEG-TS...)')
+      .option('--title <title>', 'the asset title (default: the file name)')
+      .option('--wait', 'wait until packaged, with a progress bar; exit code 1 if packaging failed'),
+  ).action(async (file: string, opts: ApiOptions & { title?: string; wait?: boolean }) => {
+    const client = clientOf(opts);
+    const line = progressLine();
+    const name = basename(file);
+    let asset = await client.assets.upload(file, {
+      ...(opts.title !== undefined ? { title: opts.title } : {}),
+      onProgress: (sent, total) => {
+        const percent = total ? (sent / total) * 100 : 0;
+        line.show(percent, `uploading ${name} ${bar(percent)} ${size(sent)}${total ? ` / ${size(total)}` : ''}`);
+      },
+    });
+    line.end();
+    if (!opts.json) process.stderr.write(`uploaded as ${asset.id}\n`);
+    if (opts.wait) {
+      asset = await client.assets.waitUntilPackaged(asset.id, {
+        onProgress: (a) => line.show(a.progress, `packaging ${a.id} ${a.state === 'uploaded' ? '(waiting for a slot)' : bar(a.progress)}`),
+      });
+      line.show(100, `packaging ${asset.id} ${asset.state === 'ready' ? bar(100) : 'failed'}`);
+      line.end();
+    }
+    if (opts.json) process.stdout.write(`${JSON.stringify(asset, null, 2)}\n`);
+    else printObject(summary(asset), false);
+    if (asset.state === 'failed') {
+      process.stderr.write(`playline: asset ${asset.id} failed: ${asset.failure_reason ?? 'no reason given'}\n`);
+      process.exitCode = 1;
+    }
+  });
+
+  withApiOptions(
+    assets
+      .command('list')
+      .description('List assets, newest first')
+      .option('--state <state>', `only assets in this state (${assetStates.join(', ')})`, stateOption)
+      .option('--limit <n>', 'page size, 1-100 (default: every asset)', positiveInt)
+      .option('--cursor <cursor>', 'the page after the one that printed this cursor'),
+  ).action(async (opts: ApiOptions & { state?: AssetState; limit?: number; cursor?: string }) => {
+    const { page, nextCursor } = await clientOf(opts).assets.list({
+      ...(opts.state ? { state: opts.state } : {}),
+      ...(opts.limit ? { limit: opts.limit } : {}),
+      ...(opts.cursor ? { cursor: opts.cursor } : {}),
+    });
+    if (opts.json) process.stdout.write(`${JSON.stringify(page, null, 2)}\n`);
+    else printRows(page.items.map(summary), false, ['id', 'state', 'progress', 'duration_s', 'renditions', 'title']);
+    if (!opts.json && nextCursor) process.stderr.write(`${page.items.length} of ${page.total_items}; next page: --cursor ${nextCursor}\n`);
+  });
+
+  withApiOptions(assets.command('get').description('Show one asset').argument('<id>', 'asset id')).action(async (id: string, opts: ApiOptions) => {
+    const asset = await clientOf(opts).assets.get(id);
+    if (opts.json) process.stdout.write(`${JSON.stringify(asset, null, 2)}\n`);
+    else printObject(summary(asset), false);
+  });
+
+  withApiOptions(assets.command('delete').description('Delete an asset and its media').argument('<id>', 'asset id')).action(async (id: string, opts: ApiOptions) => {
+    const deleted = await clientOf(opts).assets.delete(id);
+    if (opts.json) process.stdout.write(`${JSON.stringify(deleted, null, 2)}\n`);
+    else process.stdout.write(`deleted ${id}\n`);
+  });
+
+  return assets;
+}

@@ -1,0 +1,99 @@
+import type { AssetState, RenditionSummary } from './assets.schema.js';
+
+/** An asset as stored. Times are Unix milliseconds. */
+export interface AssetRecord {
+  id: string;
+  workspaceId: string;
+  title: string | null;
+  state: AssetState;
+  progress: number;
+  sizeBytes: number;
+  /** Packaged duration (ready only). */
+  durationMs: number | null;
+  /** Highest first (ready only; empty before). */
+  renditions: RenditionSummary[];
+  failureReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type NewAsset = Pick<AssetRecord, 'id' | 'workspaceId' | 'title' | 'sizeBytes' | 'createdAt'>;
+
+export interface Page<T> {
+  items: T[];
+  /** Items matching the filter over all pages. */
+  total: number;
+}
+
+/** Position after which a list page starts (newest first). */
+export interface AssetCursor {
+  createdAt: number;
+  id: string;
+}
+
+/** Assets as the service sees them, always within one workspace. */
+export interface AssetStore {
+  /** Inserts the asset (`uploaded`) and its queued packaging job together. */
+  insertWithJob(asset: NewAsset): Promise<AssetRecord>;
+  find(workspaceId: string, assetId: string): Promise<AssetRecord | undefined>;
+  /** Newest first; at most `limit` (every match when undefined), starting after `after`. */
+  list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>>;
+  updateTitle(workspaceId: string, assetId: string, title: string, now: number): Promise<AssetRecord | undefined>;
+  /** Removes the asset and its job; false when there was none in that workspace. */
+  delete(workspaceId: string, assetId: string): Promise<boolean>;
+}
+
+/** Identifies one claim of a job: writes with an outdated fence are refused. */
+export interface LeaseFence {
+  owner: string;
+  attempt: number;
+}
+
+export interface ClaimedJob {
+  assetId: string;
+  workspaceId: string;
+  /** This claim's number (1 for the first); more than 1 means an earlier run was interrupted. */
+  attempts: number;
+}
+
+export interface ClaimInput {
+  owner: string;
+  now: number;
+  leaseMs: number;
+}
+
+export interface PackagedResult {
+  durationMs: number;
+  renditions: RenditionSummary[];
+}
+
+/**
+ * The packaging queue as the runner sees it. Every method is atomic. A job is claimable when
+ * no live lease holds it; claiming it sets its asset `processing`. With several instances on
+ * one database, at most one of them holds a job's lease, and only that claim can finish it.
+ */
+export interface AssetJobStore {
+  /** Expires the leases held by `owner` (every lease when undefined); returns how many. */
+  releaseLeases(now: number, owner?: string): Promise<number>;
+  /** Claims the oldest claimable job. */
+  claimNext(input: ClaimInput): Promise<ClaimedJob | undefined>;
+  /** Extends the lease; false when the fence is outdated (taken over, or the asset deleted). */
+  renewLease(assetId: string, fence: LeaseFence, leaseExpiresAt: number): Promise<boolean>;
+  /** Gives the job back to the queue (its asset `uploaded` again); false when the fence is outdated. */
+  releaseLease(assetId: string, fence: LeaseFence, now: number): Promise<boolean>;
+  /** Records packaging progress of a job this fence holds. */
+  setProgress(assetId: string, fence: LeaseFence, percent: number, now: number): Promise<boolean>;
+  /** Removes the job and makes its asset `ready`; false when the fence is outdated. */
+  finishReady(assetId: string, fence: LeaseFence, result: PackagedResult, now: number): Promise<boolean>;
+  /** Removes the job and makes its asset `failed`; false when the fence is outdated. */
+  finishFailed(assetId: string, fence: LeaseFence, reason: string, now: number): Promise<boolean>;
+  /** Whether the asset still exists (after a lost lease: deleted, or taken over). */
+  exists(assetId: string): Promise<boolean>;
+}
+
+/** Counts for the metrics, over the whole database (every instance's assets and jobs). */
+export interface AssetCounts {
+  byState: Record<AssetState, number>;
+  jobsQueued: number;
+  jobsRunning: number;
+}

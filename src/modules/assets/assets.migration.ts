@@ -1,0 +1,37 @@
+import type { Kysely, Migration } from 'kysely';
+
+export const assetsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('assets')
+      .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('title', 'varchar(200)')
+      .addColumn('state', 'varchar(16)', (c) => c.notNull())
+      .addColumn('progress', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+      .addColumn('duration_ms', 'bigint')
+      .addColumn('renditions', 'text')
+      .addColumn('failure_reason', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('assets_workspace_created').on('assets').columns(['workspace_id', 'created_at', 'id']).execute();
+    await db.schema.createIndex('assets_state').on('assets').columns(['state']).execute();
+
+    await db.schema
+      .createTable('asset_jobs')
+      .addColumn('asset_id', 'varchar(64)', (c) => c.primaryKey().references('assets.id').onDelete('cascade'))
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull())
+      .addColumn('queued_at', 'bigint', (c) => c.notNull())
+      .addColumn('lease_owner', 'varchar(200)')
+      .addColumn('lease_expires_at', 'bigint')
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema.createIndex('asset_jobs_queue').on('asset_jobs').columns(['queued_at', 'asset_id']).execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('asset_jobs').execute();
+    await db.schema.dropTable('assets').execute();
+  },
+};

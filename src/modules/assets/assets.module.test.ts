@@ -1,0 +1,66 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSqliteForTest, type TestStorage } from '../../../test/helpers/engines.js';
+import { FakeClock } from '../../platform/clock.js';
+import { ConfigError, loadConfig } from '../../platform/config.js';
+import { Metrics } from '../../platform/http/metrics.js';
+import { sequentialIds } from '../../platform/ids.js';
+import type { MediaTools } from '../../platform/media/media-tools.js';
+import { createAssets } from './assets.module.js';
+
+const found: MediaTools = { available: true, ffmpeg: 'ffmpeg', ffprobe: 'ffprobe', ffmpegVersion: '5.1', ffprobeVersion: '5.1' };
+const missing: MediaTools = { available: false, reason: 'ffmpeg not found (ffmpeg). Install it' };
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+describe('asset library start-up', () => {
+  let s: TestStorage;
+  before(async () => {
+    s = await openSqliteForTest();
+  });
+  after(() => s.cleanup());
+
+  const assetsWith = (mode: 'embedded' | 'cluster', tools: MediaTools, env: Record<string, string> = {}) =>
+    createAssets({
+      config: loadConfig({ PLAYLINE_DATA_DIR: s.dataDir, ...env }),
+      mode,
+      clock: new FakeClock(),
+      ids: sequentialIds(),
+      storage: s.storage,
+      metrics: new Metrics(),
+      log: silent,
+      discover: async () => tools,
+    });
+
+  test('cluster mode with ffmpeg present refuses to start without PLAYLINE_MEDIA_DIR, naming the setting', async () => {
+    const assets = assetsWith('cluster', found);
+    await assert.rejects(assets.work.start(), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /PLAYLINE_MEDIA_DIR \(--media-dir\)/);
+      assert.match(err.message, /shared by every instance/);
+      return true;
+    });
+  });
+
+  test('cluster mode starts with a shared media directory; without ffmpeg it needs none', async () => {
+    const shared = assetsWith('cluster', found, { PLAYLINE_MEDIA_DIR: `${s.dataDir}/shared-media` });
+    await shared.work.start();
+    assert.equal(shared.library.root, `${s.dataDir}/shared-media`);
+    assert.equal(shared.tools()?.available, true);
+    await shared.work.stop();
+
+    const without = assetsWith('cluster', missing);
+    await without.work.start();
+    assert.equal(without.tools()?.available, false);
+    assert.throws(() => without.service.assertAvailable(), /ffmpeg not found/);
+    await without.work.stop();
+  });
+
+  test('embedded mode keeps media in <data dir>/media', async () => {
+    const assets = assetsWith('embedded', found);
+    assert.throws(() => assets.service.assertAvailable(), /still being looked for/, 'unavailable until start-up looked');
+    await assets.work.start();
+    assert.equal(assets.library.root, `${s.dataDir}/media`);
+    assert.doesNotThrow(() => assets.service.assertAvailable());
+    await assets.work.stop();
+  });
+});

@@ -1,0 +1,109 @@
+import { hostname } from 'node:os';
+import { pino } from 'pino';
+import type { BackgroundWork } from '../../platform/background-work.js';
+import type { Clock } from '../../platform/clock.js';
+import { ConfigError, type Config, type DeploymentMode } from '../../platform/config.js';
+import type { Storage } from '../../platform/db/database.js';
+import type { Metrics } from '../../platform/http/metrics.js';
+import type { IdGenerator } from '../../platform/ids.js';
+import { mediaRootOf } from '../../platform/media/media-root.js';
+import { discoverMediaTools, type MediaToolPaths, type MediaTools } from '../../platform/media/media-tools.js';
+import { FfmpegPackager, type AssetPackager } from './asset-packager.js';
+import { registerAssetMetrics } from './assets.metrics.js';
+import { AssetRepository } from './assets.repository.js';
+import { AssetService } from './assets.service.js';
+import { MediaLibrary } from './media-library.js';
+import { parseLadder } from './packaging-plan.js';
+import { PackagingRunner, type RunnerLog } from './packaging-runner.js';
+
+export interface AssetsDeps {
+  config: Config;
+  mode: DeploymentMode;
+  clock: Clock;
+  ids: IdGenerator;
+  storage: Storage;
+  metrics: Metrics;
+  log?: RunnerLog & { info(obj: object, msg: string): void };
+  /** Replaces the ffmpeg packager (tests of the job lifecycle). */
+  packager?: AssetPackager;
+  /** Replaces the look for ffmpeg and ffprobe (tests). */
+  discover?: (paths: MediaToolPaths) => Promise<MediaTools>;
+}
+
+export interface Assets {
+  service: AssetService;
+  runner: PackagingRunner;
+  library: MediaLibrary;
+  /** ffmpeg and ffprobe as found at start-up; undefined before. */
+  tools(): MediaTools | undefined;
+  /** Looks for the media tools, prepares the media directory and starts packaging; stops it. */
+  work: BackgroundWork;
+}
+
+/** Uploads left untouched this long in a shared media directory belong to a dead instance. */
+const STALE_UPLOAD_MS = 60 * 60 * 1000;
+
+/** Wires the asset library: media directory, repository, packager, runner, service, metrics. */
+export function createAssets(deps: AssetsDeps): Assets {
+  const { config, clock, ids, storage } = deps;
+  const embedded = deps.mode === 'embedded';
+  const log = deps.log ?? pino({ name: 'assets', level: config.logLevel });
+  const library = new MediaLibrary(mediaRootOf(config));
+  const repository = new AssetRepository(storage.db);
+  let tools: MediaTools | undefined;
+  let packager: AssetPackager | undefined = deps.packager;
+
+  const metrics = registerAssetMetrics(deps.metrics.registry, { counts: (now) => repository.counts(now), runningHere: () => runner.runningCount() }, clock);
+  const runner: PackagingRunner = new PackagingRunner({
+    store: repository,
+    packager: {
+      package: (job) => {
+        if (!packager) throw new Error('packaging started before the media tools were found');
+        return packager.package(job);
+      },
+    },
+    files: library,
+    clock,
+    log,
+    ownerId: `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`,
+    // Embedded: one process per database takes back every interrupted job on start, and only
+    // its own uploads create work. Cluster: jobs of a dead instance are taken over when their
+    // lease expires; idle runners look for work every 2 s.
+    exclusive: embedded,
+    pollMs: embedded ? null : 2_000,
+    concurrency: config.packagingConcurrency,
+    leaseMs: config.packagingLeaseMs,
+    onFailed: () => metrics.failed(),
+  });
+  const service = new AssetService({ store: repository, files: library, clock, ids, tools: () => tools, runner });
+
+  const start = async (): Promise<void> => {
+    const found = await (deps.discover ?? discoverMediaTools)({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+    if (!found.available) {
+      tools = found;
+      log.warn({ reason: found.reason }, 'media tools missing: the asset library answers 503 media_tools_missing, everything else works');
+      return;
+    }
+    if (!embedded && config.mediaDir === undefined) {
+      throw new ConfigError(
+        'Cluster mode with ffmpeg present needs PLAYLINE_MEDIA_DIR (--media-dir): one media directory shared by every instance ' +
+          '(uploads are received by one instance and packaged or played by any). Set it to a shared mount, or remove ffmpeg to run without the asset library.',
+      );
+    }
+    await library.prepare();
+    const swept = await library.sweepUploads(clock.now(), embedded ? 'all' : STALE_UPLOAD_MS);
+    if (swept > 0) log.warn({ uploads: swept }, 'removed uploads cut off by an earlier shutdown');
+    packager ??= new FfmpegPackager({ tools: found, ladder: parseLadder(config.packagingLadder), preset: config.packagingPreset });
+    tools = found;
+    log.info({ ffmpeg: found.ffmpegVersion, ffprobe: found.ffprobeVersion, mediaDir: library.root }, 'media tools found: the asset library is available');
+    await runner.start();
+  };
+
+  return {
+    service,
+    runner,
+    library,
+    tools: () => tools,
+    work: { name: 'asset packaging', start, stop: () => runner.stop() },
+  };
+}

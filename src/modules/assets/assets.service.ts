@@ -1,0 +1,126 @@
+import { rm } from 'node:fs/promises';
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
+import type { IdGenerator } from '../../platform/ids.js';
+import type { MediaTools } from '../../platform/media/media-tools.js';
+import type { AssetState } from './assets.schema.js';
+import type { AssetCursor, AssetRecord, AssetStore } from './asset-store.js';
+import type { MediaLibrary } from './media-library.js';
+import type { ReceivedUpload } from './upload-receiver.js';
+
+export interface AssetServiceDeps {
+  store: AssetStore;
+  files: MediaLibrary;
+  clock: Clock;
+  ids: IdGenerator;
+  /** The media tools as found at start-up (undefined until then). */
+  tools: () => MediaTools | undefined;
+  /** The packaging runner: woken after an upload, told when an asset is deleted. */
+  runner: { claimNow(): Promise<void>; cancel(assetId: string): Promise<void> };
+}
+
+export interface AssetPageRequest {
+  state?: AssetState | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface AssetPage {
+  items: AssetRecord[];
+  total: number;
+  /** Cursor of the next page; undefined on the last page. */
+  nextCursor: string | undefined;
+}
+
+/** The asset library of a workspace. Never sees HTTP; throws AppError. */
+export class AssetService {
+  constructor(private readonly deps: AssetServiceDeps) {}
+
+  /** Throws 503 media_tools_missing (with the install hint) unless ffmpeg and ffprobe were found. */
+  assertAvailable(): void {
+    const tools = this.deps.tools();
+    if (tools?.available) return;
+    const reason = tools ? tools.reason : 'The media tools are still being looked for; try again in a moment.';
+    throw new AppError('media_tools_missing', reason, { extra: { hint: 'apt-get install ffmpeg, or set PLAYLINE_FFMPEG_PATH and PLAYLINE_FFPROBE_PATH' } });
+  }
+
+  /** A fresh path for an upload to be received into. */
+  newUploadPath(): string {
+    return this.deps.files.newUploadPath();
+  }
+
+  /** Makes a received upload a new asset (`uploaded`, queued for packaging) and wakes the runner. */
+  async createFromUpload(owner: string, upload: ReceivedUpload, title: string | undefined): Promise<AssetRecord> {
+    if (upload.bytes === 0) {
+      await rm(upload.path, { force: true });
+      throw new AppError('bad_request', 'The upload is empty: send the media file as the request body');
+    }
+    const id = this.deps.ids.hex();
+    await this.deps.files.adoptUpload(upload.path, owner, id);
+    let created: AssetRecord;
+    try {
+      created = await this.deps.store.insertWithJob({ id, workspaceId: owner, title: title ?? null, sizeBytes: upload.bytes, createdAt: this.deps.clock.now() });
+    } catch (err) {
+      await this.deps.files.removeSource(owner, id);
+      throw err;
+    }
+    await this.deps.runner.claimNow();
+    return (await this.deps.store.find(owner, id)) ?? created;
+  }
+
+  async get(owner: string, assetId: string): Promise<AssetRecord> {
+    const found = await this.deps.store.find(owner, assetId);
+    if (!found) throw notFound(assetId);
+    return found;
+  }
+
+  /**
+   * Assets of the workspace, newest first, like the slicer task list: without `limit` every one
+   * (after the cursor, if given) in one answer; with it, a page and the cursor of the next one.
+   */
+  async list(owner: string, page: AssetPageRequest): Promise<AssetPage> {
+    const { limit } = page;
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const { items, total } = await this.deps.store.list(owner, { state: page.state }, limit === undefined ? undefined : limit + 1, after);
+    if (limit === undefined) return { items, total, nextCursor: undefined };
+    const shown = items.slice(0, limit);
+    const last = shown.at(-1);
+    const nextCursor = items.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url') : undefined;
+    return { items: shown, total, nextCursor };
+  }
+
+  async update(owner: string, assetId: string, title: string): Promise<AssetRecord> {
+    const updated = await this.deps.store.updateTitle(owner, assetId, title, this.deps.clock.now());
+    if (!updated) throw notFound(assetId);
+    return updated;
+  }
+
+  /** Removes the asset and its media; a packaging run of it stops first. */
+  async delete(owner: string, assetId: string): Promise<void> {
+    if (!(await this.deps.store.delete(owner, assetId))) throw notFound(assetId);
+    await this.deps.runner.cancel(assetId);
+    await this.deps.files.removeAll(owner, assetId);
+  }
+
+  /** The poster image of a ready asset. */
+  async posterPath(owner: string, assetId: string): Promise<string> {
+    const asset = await this.get(owner, assetId);
+    if (asset.state !== 'ready') throw new AppError('not_found', `Asset ${assetId} has no poster until it is ready (it is ${asset.state})`);
+    return this.deps.files.posterPath(owner, assetId);
+  }
+}
+
+const notFound = (assetId: string) => new AppError('not_found', `No asset ${assetId}`);
+
+function decodeCursor(cursor: string): AssetCursor {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string') {
+    return { createdAt: value[0] as number, id: value[1] };
+  }
+  throw new AppError('validation_failed', 'Invalid cursor', { errors: [{ path: '/cursor', message: 'is not a cursor this list returned' }] });
+}

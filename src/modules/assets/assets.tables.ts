@@ -1,0 +1,37 @@
+/** An asset of the media library. Times are Unix milliseconds. */
+export interface AssetTable {
+  id: string;
+  workspace_id: string;
+  title: string | null;
+  /** uploaded, processing, ready or failed. */
+  state: string;
+  /** Whole percent of packaging done (0-100). */
+  progress: number;
+  size_bytes: number;
+  /** Packaged duration in milliseconds (ready only). */
+  duration_ms: number | null;
+  /** JSON array of the renditions' name, width, height and bandwidth (ready only). */
+  renditions: string | null;
+  failure_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * The packaging job of an asset, present from upload until the asset is ready or failed. A job
+ * is queued while it holds no lease (or an expired one) and running while an instance holds it.
+ */
+export interface AssetJobTable {
+  asset_id: string;
+  workspace_id: string;
+  queued_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  /** How many times the job was claimed; doubles as the lease's fencing token. */
+  attempts: number;
+}
+
+export interface AssetTables {
+  assets: AssetTable;
+  asset_jobs: AssetJobTable;
+}

@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
+import { describeSource, packagingArgs, parseLadder, planRenditions, type SourceMedia } from './packaging-plan.js';
+
+const video = (extra: Partial<ProbedStream> = {}): ProbedStream => ({ index: 0, codec_type: 'video', codec_name: 'h264', width: 1920, height: 1080, avg_frame_rate: '30000/1001', ...extra });
+const media = (streams: ProbedStream[], duration = '12.5'): ProbedMedia => ({ streams, format: { duration } });
+const source = (extra: Partial<SourceMedia> = {}): SourceMedia => ({ width: 1920, height: 1080, fps: '30/1', fpsValue: 30, durationS: 10, hasAudio: true, interlaced: false, ...extra });
+
+test('the ladder setting: distinct rungs, highest first', () => {
+  assert.deepEqual(parseLadder('360p, 1080p,720p,720p'), [1080, 720, 360]);
+});
+
+test('renditions at or below the source, never upscaled; a small source keeps its own size', () => {
+  const names = (s: SourceMedia, ladder = [1080, 720, 360]) => planRenditions(ladder, s).map((r) => `${r.name}:${r.width}x${r.height}`);
+  assert.deepEqual(names(source()), ['1080p:1920x1080', '720p:1280x720', '360p:640x360']);
+  assert.deepEqual(names(source({ width: 1280, height: 720 })), ['720p:1280x720', '360p:640x360']);
+  assert.deepEqual(names(source({ width: 320, height: 180 })), ['180p:320x180']);
+  assert.deepEqual(names(source({ width: 321, height: 181 })), ['180p:320x180'], 'even sizes for H.264 4:2:0');
+  // A rung names the short side: a portrait 1080p is 1080 wide.
+  assert.deepEqual(names(source({ width: 1080, height: 1920 })), ['1080p:1080x1920', '720p:720x1280', '360p:360x640']);
+  // 4:3 keeps its shape.
+  assert.deepEqual(names(source({ width: 640, height: 480 })), ['360p:480x360']);
+});
+
+test('bit rates follow pixels per second, with a floor', () => {
+  const [hd, sd] = planRenditions([1080, 360], source());
+  assert.equal(hd?.videoKbps, Math.round((1920 * 1080 * 30 * 0.08) / 1000));
+  assert.equal(hd?.audioKbps, 128);
+  assert.equal(sd?.audioKbps, 96);
+  assert.equal(planRenditions([90], source({ width: 160, height: 90, fpsValue: 10, fps: '10/1' }))[0]?.videoKbps, 100);
+});
+
+test('describeSource reads displayed size (rotation, pixel aspect), frame rate, audio', () => {
+  const plain = describeSource(media([video(), { index: 1, codec_type: 'audio' }]));
+  assert.deepEqual(plain, { ok: true, source: { width: 1920, height: 1080, fps: '30000/1001', fpsValue: 30000 / 1001, durationS: 12.5, hasAudio: true, interlaced: false } });
+  const rotated = describeSource(media([video({ side_data_list: [{ side_data_type: 'Display Matrix', rotation: -90 }] })]));
+  assert.ok(rotated.ok && rotated.source.width === 1080 && rotated.source.height === 1920 && !rotated.source.hasAudio);
+  const anamorphic = describeSource(media([video({ width: 720, height: 576, sample_aspect_ratio: '64:45', field_order: 'tt' })]));
+  assert.ok(anamorphic.ok && anamorphic.source.width === 1024 && anamorphic.source.height === 576 && anamorphic.source.interlaced);
+  const fast = describeSource(media([video({ avg_frame_rate: '120/1' })]));
+  assert.ok(fast.ok && fast.source.fps === '60/1');
+  const unknown = describeSource(media([video({ avg_frame_rate: '0/0', r_frame_rate: '0/0' })]));
+  assert.ok(unknown.ok && unknown.source.fps === '30/1');
+});
+
+test('describeSource refuses what cannot be packaged, saying why', () => {
+  const reason = (m: ProbedMedia) => {
+    const check = describeSource(m);
+    return check.ok ? 'ok' : check.reason;
+  };
+  assert.match(reason(media([{ index: 0, codec_type: 'audio' }])), /no video stream \(audio-only/);
+  assert.match(reason(media([{ index: 0, codec_type: 'audio' }, video({ disposition: { attached_pic: 1 } })])), /no video stream/, 'cover art is no video');
+  assert.match(reason(media([{ index: 0, codec_type: 'data' }])), /^The file has no video stream$/);
+  assert.match(reason(media([video({ width: 0 })])), /no picture size/);
+  assert.match(reason(media([video({ width: 16384, height: 16384 })])), /at most 8192/);
+  assert.match(reason(media([video()], 'N/A')), /no duration/);
+});
+
+test('one ffmpeg run: forced keyframes every 4 s, fixed GOP, fMP4 HLS per rendition, a silent track when needed', () => {
+  const plan = planRenditions([180, 144], source({ width: 320, height: 180, fps: '25/1', fpsValue: 25, hasAudio: false }));
+  const args = packagingArgs(plan, source({ width: 320, height: 180, fps: '25/1', fpsValue: 25, hasAudio: false }), { source: '/m/src', workDir: '/m/work' }, 'veryfast', ['-i', 'file:/m/src']);
+  const after = (flag: string) => args[args.indexOf(flag) + 1];
+  assert.equal(after('-filter_complex'), '[0:v:0]fps=25/1,split=2[s0][s1];[s0]scale=320:180,setsar=1[v0];[s1]scale=256:144,setsar=1[v1]');
+  assert.equal(after('-g'), '100');
+  assert.equal(after('-sc_threshold'), '0');
+  assert.equal(after('-force_key_frames'), 'expr:gte(t,n_forced*4)');
+  assert.equal(after('-hls_segment_type'), 'fmp4');
+  assert.equal(after('-var_stream_map'), 'v:0,a:0,name:180p v:1,a:1,name:144p');
+  assert.ok(args.includes('anullsrc=channel_layout=stereo:sample_rate=48000'));
+  assert.deepEqual(args.filter((_, i) => args[i - 1] === '-map'), ['[v0]', '1:a:0', '[v1]', '1:a:0']);
+  assert.equal(args.at(-1), '/m/work/%v/playlist.m3u8');
+});

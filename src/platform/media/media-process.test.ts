@@ -1,0 +1,52 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { failureLine, runMediaProcess, succeeded } from './media-process.js';
+
+const node = process.execPath;
+
+test('runs an argument array without a shell: stdout by line, the stderr tail, the exit code', async () => {
+  const lines: string[] = [];
+  const script = 'for (let i = 0; i < 30; i++) console.error("err " + i); console.log("a=1"); console.log(process.argv[1]); process.exit(3)';
+  const result = await runMediaProcess(node, ['-e', script, '$(touch /tmp/never) ; echo'], { onStdoutLine: (l) => lines.push(l), stderrTailLines: 5 });
+  assert.deepEqual(lines, ['a=1', '$(touch /tmp/never) ; echo'], 'the argument arrives verbatim');
+  assert.equal(result.exitCode, 3);
+  assert.equal(succeeded(result), false);
+  assert.deepEqual(result.stderrTail, ['err 25', 'err 26', 'err 27', 'err 28', 'err 29']);
+  assert.equal(failureLine(result), 'err 29');
+  assert.equal(result.stdout, '', 'stdout is only kept when asked');
+});
+
+test('collects stdout when asked', async () => {
+  const result = await runMediaProcess(node, ['-e', 'console.log(JSON.stringify({ok: true}))'], { collectStdout: true });
+  assert.equal(succeeded(result), true);
+  assert.deepEqual(JSON.parse(result.stdout), { ok: true });
+});
+
+test('an abort stops the process (SIGTERM, then SIGKILL when it ignores it)', async () => {
+  const controller = new AbortController();
+  let pid = 0;
+  const running = runMediaProcess(node, ['-e', 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)'], {
+    signal: controller.signal,
+    killGraceMs: 50,
+    onSpawn: (p) => (pid = p),
+    onStdoutLine: () => controller.abort(),
+  });
+  const result = await running;
+  assert.ok(pid > 0);
+  assert.equal(result.aborted, true);
+  assert.equal(result.signal, 'SIGKILL');
+  assert.equal(succeeded(result), false);
+});
+
+test('an executable that does not exist is a result, not an exception', async () => {
+  const result = await runMediaProcess('/nonexistent/ffmpeg', ['-version']);
+  assert.equal(succeeded(result), false);
+  assert.match(String((result.spawnError as NodeJS.ErrnoException | undefined)?.code), /ENOENT/);
+  assert.match(failureLine(result), /ENOENT/);
+});
+
+test('an already aborted signal starts nothing', async () => {
+  const result = await runMediaProcess(node, ['-e', 'console.log(1)'], { signal: AbortSignal.abort() });
+  assert.equal(result.aborted, true);
+  assert.equal(result.exitCode, null);
+});

@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface MediaProcessOptions {
+  /** Aborting stops the process: SIGTERM, then SIGKILL after `killGraceMs`. */
+  signal?: AbortSignal;
+  /** Each stdout line as it arrives (e.g. ffmpeg's `-progress pipe:1` key=value lines). */
+  onStdoutLine?: (line: string) => void;
+  /** Keep the whole stdout in the result (ffprobe's JSON); off by default. */
+  collectStdout?: boolean;
+  /** Called once the process runs, with its pid (to record it, e.g. for orphan clean-up). */
+  onSpawn?: (pid: number) => void;
+  /** Lines of stderr kept for failure reasons. Default 20. */
+  stderrTailLines?: number;
+  /** Time between SIGTERM and SIGKILL once aborted. Default 3 s; 0 kills at once. */
+  killGraceMs?: number;
+}
+
+/** How a media process ended. Never thrown: the caller decides what a failure means. */
+export interface MediaProcessResult {
+  /** The exit code, or null when a signal ended it or it never started. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when the caller's signal aborted it. */
+  aborted: boolean;
+  /** Why it could not start (e.g. ENOENT: no such executable). */
+  spawnError: Error | undefined;
+  /** The whole stdout when `collectStdout`, else ''. */
+  stdout: string;
+  /** The last lines of stderr, oldest first. */
+  stderrTail: string[];
+}
+
+export const succeeded = (result: MediaProcessResult): boolean => result.exitCode === 0 && !result.aborted;
+
+/**
+ * Runs a media tool with an argument array (never through a shell, so no argument is ever
+ * interpreted), streams stdout by line, keeps the tail of stderr, and stops the process when
+ * the caller aborts. Resolves once the process is gone and its pipes are drained.
+ */
+export function runMediaProcess(command: string, args: readonly string[], options: MediaProcessOptions = {}): Promise<MediaProcessResult> {
+  const tailSize = options.stderrTailLines ?? 20;
+  const stderrTail: string[] = [];
+  let stdout = '';
+  let aborted = false;
+  return new Promise((resolve) => {
+    if (options.signal?.aborted) {
+      resolve({ exitCode: null, signal: null, aborted: true, spawnError: undefined, stdout: '', stderrTail: [] });
+      return;
+    }
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true });
+    let spawnError: Error | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const onAbort = () => {
+      aborted = true;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const grace = options.killGraceMs ?? 3000;
+      if (grace === 0) {
+        child.kill('SIGKILL');
+        return;
+      }
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), grace);
+      killTimer.unref();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.once('spawn', () => {
+      if (child.pid !== undefined) options.onSpawn?.(child.pid);
+    });
+    child.once('error', (err) => {
+      spawnError = err;
+    });
+
+    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      if (options.collectStdout) stdout += `${line}\n`;
+      options.onStdoutLine?.(line);
+    });
+    const errLines = createInterface({ input: child.stderr, crlfDelay: Infinity });
+    errLines.on('line', (line) => {
+      if (line.trim() === '') return;
+      stderrTail.push(line);
+      if (stderrTail.length > tailSize) stderrTail.shift();
+    });
+
+    // 'close' comes after 'exit' once stdio is drained (or after 'error' when it never started).
+    child.once('close', (exitCode, signal) => {
+      if (killTimer) clearTimeout(killTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve({ exitCode, signal, aborted, spawnError, stdout, stderrTail });
+    });
+  });
+}
+
+/** One line that says why a tool failed: the last stderr line, or how it ended. */
+export function failureLine(result: MediaProcessResult): string {
+  if (result.spawnError) return result.spawnError.message;
+  const last = result.stderrTail.at(-1)?.trim();
+  if (last) return last;
+  return result.signal ? `ended by ${result.signal}` : `exit code ${String(result.exitCode)}`;
+}
