@@ -11,7 +11,7 @@ import { registerOpenApi } from './platform/http/openapi.js';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './platform/http/problem.js';
 import { acceptEmptyJsonBodies, schemaController } from './platform/http/request-parsing.js';
 import { onClientError, onFrameworkError } from './platform/http/raw-errors.js';
-import { connectionTimeouts, limitConnectionsPerAddress } from './platform/http/connection-limits.js';
+import { connectionTimeouts, enforceBodyDeadlines, limitConnectionsPerAddress } from './platform/http/connection-limits.js';
 import { MAX_ID_LENGTH } from './platform/limits.js';
 import { recordRoutes } from './platform/http/route-table.js';
 import type { App } from './platform/http/types.js';
@@ -62,6 +62,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app);
   const refused = limitConnectionsPerAddress(app.server, runtime.config.maxConnectionsPerAddress, app.log);
+  enforceBodyDeadlines(app, runtime.config);
   runtime.metrics.countRefusedConnections(refused.refused);
 
   app.setErrorHandler((err, request, reply) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
+import { signV4 } from '../../src/platform/auth/v4-signature.js';
 
 /**
  * Slow and greedy clients over real loopback sockets. Timeouts are configured short so that the
@@ -73,6 +74,7 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
         PLAYLINE_REQUEST_TIMEOUT_MS: '400',
         PLAYLINE_IDLE_TIMEOUT_MS: '600',
         PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS: '3',
+        PLAYLINE_STREAMED_BODY_MIN_RATE: '2000',
       },
     });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -101,6 +103,35 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
     const raw = await trickledBody('127.0.0.6', '');
     assert.match(raw, /^HTTP\/1\.1 401 /);
     assert.equal(problemIn(raw).code, 'request_timeout', 'the rest of the body never arrived in time');
+  });
+
+  /** A signed media upload of `bytes`, written `chunk` bytes every `everyMs` until done or closed. */
+  const streamedUpload = async (from: string, bytes: number, chunk: number, everyMs: number) => {
+    const { msg, sig } = signV4(t.workspace.id, t.key.secret, Math.floor(t.clock.now() / 1000));
+    const upload = await open(port, from);
+    upload.socket.write(`POST /api/v4/assets?msg=${encodeURIComponent(msg)}&sig=${sig} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${bytes}\r\nConnection: close\r\n\r\n`);
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (upload.socket.destroyed || sent >= bytes) return clearInterval(timer);
+      const n = Math.min(chunk, bytes - sent);
+      upload.socket.write(Buffer.alloc(n, 0x61));
+      sent += n;
+    }, everyMs);
+    void upload.closed.then(() => clearInterval(timer));
+    return upload.closed;
+  };
+
+  test('a streamed upload may outlast the request deadline while it keeps its minimum rate', { timeout: 10_000 }, async () => {
+    // 3,000 bytes/s for about a second: past the 400 ms deadline, above the 2,000 bytes/s minimum.
+    const raw = await streamedUpload('127.0.0.7', 3000, 300, 100);
+    const answer = /^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1];
+    assert.ok(answer === '201' || answer === '503', `answered ${answer ?? 'nothing'} (201 with ffmpeg, 503 media_tools_missing without)`);
+    assert.equal(raw.indexOf('HTTP/1.1 '), raw.lastIndexOf('HTTP/1.1 '), 'one answer only: no 408 after it');
+  });
+
+  test('a streamed upload below its minimum rate is cut with 408 request_timeout', { timeout: 10_000 }, async () => {
+    const raw = await streamedUpload('127.0.0.8', 100_000, 1, 20);
+    assert.equal(problemIn(raw).code, 'request_timeout');
   });
 
   test('headers trickled a byte at a time are cut with 408 request_timeout', { timeout: 10_000 }, async () => {

@@ -87,6 +87,8 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   // No route bodyLimit: the upload parser counts against PLAYLINE_MAX_UPLOAD_BYTES itself, and a
   // JSON body sent here by mistake keeps the 1 MiB default instead of being buffered up to 4 GiB.
   api.post(UPLOAD_ROUTE, {
+    // Gigabytes take longer than the request deadline: a minimum rate applies instead.
+    config: { streamedBody: true },
     // A bad title is refused before the body is read, not after gigabytes arrived.
     onRequest: async (request) => {
       const query = request.query as Record<string, unknown>;

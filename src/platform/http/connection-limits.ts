@@ -2,17 +2,25 @@ import { randomUUID } from 'node:crypto';
 import type { Server, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import type { App } from './types.js';
 import type { Config } from '../config.js';
 import { problemOf } from './problem.js';
 import { answerAndClose, rawProblemAnswer } from './raw-errors.js';
 
 export type ConnectionSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerAddress'>;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route streams its body (media uploads): a minimum rate applies instead of the request deadline. */
+    streamedBody?: boolean;
+  }
+}
+
 /**
  * Timeouts that close the connections of slow or silent clients: the request line and headers
- * must arrive within `headersTimeoutMs`, the whole request (a body trickled a byte at a time
- * included) within `requestTimeoutMs` (both answered 408), and a connection with no traffic at
- * all, between requests or in the middle of one, is closed after `idleTimeoutMs`.
+ * must arrive within `headersTimeoutMs` (Node's own check, answered 408), the body within
+ * `requestTimeoutMs` (enforceBodyDeadlines, below), and a connection with no traffic at all,
+ * between requests or in the middle of one, is closed after `idleTimeoutMs`.
  */
 export interface ConnectionTimeoutOptions {
   connectionTimeout: number;
@@ -22,18 +30,55 @@ export interface ConnectionTimeoutOptions {
 }
 
 export function connectionTimeouts(settings: ConnectionSettings): ConnectionTimeoutOptions {
-  const shortest = Math.min(settings.headersTimeoutMs, settings.requestTimeoutMs);
   return {
     connectionTimeout: settings.idleTimeoutMs,
     keepAliveTimeout: settings.idleTimeoutMs,
-    requestTimeout: settings.requestTimeoutMs,
+    // Node's whole-request timeout cannot be lifted for one route (a 4 GiB upload): the body
+    // deadline is kept by enforceBodyDeadlines instead.
+    requestTimeout: 0,
     http: {
       headersTimeout: settings.headersTimeoutMs,
-      requestTimeout: settings.requestTimeoutMs,
-      // Node looks for expired requests only this often (30 s by default, longer than the timeouts).
-      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(shortest / 4))),
+      requestTimeout: 0,
+      // Node looks for expired headers only this often (30 s by default, longer than the timeout).
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4))),
     },
   };
+}
+
+/**
+ * The body deadline: a request that carries a body must have received all of it
+ * `requestTimeoutMs` after its headers, or it is answered 408 `request_timeout` and its connection
+ * closed (even when a response was already sent, e.g. a 401 before the body arrived). Routes that
+ * stream their body (`config.streamedBody`) may take longer, as long as the body keeps averaging
+ * at least `streamedBodyMinRate` bytes per second. Bodiless requests cost nothing here.
+ */
+export function enforceBodyDeadlines(app: App, settings: Pick<Config, 'requestTimeoutMs' | 'streamedBodyMinRate'>): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const raw = request.raw;
+    const length = raw.headers['content-length'];
+    if (raw.complete || (raw.headers['transfer-encoding'] === undefined && (length === undefined || length === '0'))) return done();
+    const socket = raw.socket;
+    const started = Date.now();
+    const bytesAtStart = socket.bytesRead;
+    const streamed = request.routeOptions.config.streamedBody === true;
+    let timer: NodeJS.Timeout | undefined;
+    const check = () => {
+      if (raw.complete || socket.destroyed) return;
+      const seconds = (Date.now() - started) / 1000;
+      if (streamed && (socket.bytesRead - bytesAtStart) / seconds >= settings.streamedBodyMinRate) {
+        timer = setTimeout(check, 1000).unref();
+        return;
+      }
+      const problem = problemOf('request_timeout', 'The request body did not arrive in time', request.id);
+      request.log.debug({ code: problem.code, streamed }, 'connection cut: request body too slow');
+      answerAndClose(socket, rawProblemAnswer(problem));
+    };
+    timer = setTimeout(check, settings.requestTimeoutMs).unref();
+    const stop = () => clearTimeout(timer);
+    raw.once('end', stop);
+    socket.once('close', stop);
+    done();
+  });
 }
 
 /**
