@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { join } from 'node:path';
 
 /**
  * Every setting of Playline, described once. Each property carries the environment variable
@@ -33,6 +34,7 @@ export const ConfigSchema = Type.Object({
   slicerFailureRate: setting(Type.Number({ minimum: 0, maximum: 1, default: 0 }), 'PLAYLINE_SLICER_FAILURE_RATE', '--slicer-failure-rate', 'Share of simulated slicer tasks that fail (0 to 1)'),
   slicerLeaseMs: setting(Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }), 'PLAYLINE_SLICER_LEASE_MS', '--slicer-lease-ms', 'How long a slicer task stays claimed by an instance that stopped renewing it (cluster mode: takeover time after an instance dies)'),
   regions: setting(Type.String({ minLength: 1, default: 'us-west-2,us-east-1,eu-central-1,ap-southeast-2' }), 'PLAYLINE_REGIONS', '--regions', 'Comma-separated region names offered to publishing schedules and slicers'),
+  mediaDir: setting(Type.Optional(Type.String({ minLength: 1 })), 'PLAYLINE_MEDIA_DIR', '--media-dir', 'Media root: packaged assets under <dir>/assets/<workspace>/<asset id>/ (default: <data dir>/media; cluster mode: one directory shared by every instance)'),
   // playback-edge
   playbackRefusalLimit: setting(Type.Integer({ minimum: 0, maximum: 1000000, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_LIMIT', '--playback-refusal-limit', 'Refused playbacks (4xx) counted and reported per client address and window; beyond, refusals answer 429 with no event and no Error Report, valid playbacks are still served (0 turns the limit off; cluster mode counts in Redis across instances)'),
   playbackRefusalWindowS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_WINDOW_S', '--playback-refusal-window-s', 'Window of the refused-playback limit, in seconds (fixed, from the first refusal counted)'),
@@ -103,6 +105,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
 export type DeploymentMode = 'embedded' | 'cluster';
 
 export const deploymentModeOf = (config: Pick<Config, 'redisUrl'>): DeploymentMode => (config.redisUrl === undefined ? 'embedded' : 'cluster');
+
+/** Where packaged media lives: PLAYLINE_MEDIA_DIR, else `<data dir>/media`. */
+export const mediaRootOf = (config: { dataDir: string; mediaDir?: string | undefined }): string => config.mediaDir ?? join(config.dataDir, 'media');
 
 export const listSetting = (value: string): string[] =>
   value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
