@@ -37,10 +37,10 @@ export const AdConfigSchema = Type.Object({
   '@type': Type.Literal('PlaybackAdConfig'),
   name: Type.String({ description: 'The `ad` parameter of playback URLs using it' }),
   ad_server_url: Type.Union([Type.String(), Type.Null()], { description: 'Ad decision server (simulated: never called)' }),
-  slots_s: Type.Array(Type.Number(), { description: 'Preroll ad slot durations, seconds' }),
+  ad_asset_ids: Type.Array(Type.String(), { description: 'Ad assets of your library, stitched before the content in this order (each must be packaged, else playback answers 122)' }),
   simulated_latency_ms: Type.Integer({ description: 'How long the simulated ad decision server takes' }),
   timeout_ms: Type.Integer({ description: 'How long playback waits for the ad decision (130 beyond)' }),
-  ready: Type.Boolean({ description: 'False while not set up: playback with it answers 122' }),
+  ready: Type.Boolean({ description: 'False while not set up (no ad_server_url or no ad assets): playback with it answers 122' }),
   problems: Type.Array(Type.String()),
   ...Times,
 });
@@ -48,7 +48,7 @@ export const AdConfigSchema = Type.Object({
 export const PutAdConfigBody = Type.Object(
   {
     ad_server_url: Type.Optional(Type.Union([Type.String({ maxLength: 2048, pattern: '^https?://' }), Type.Null()])),
-    slots_s: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 120 }), { maxItems: 10 })),
+    ad_asset_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }), { maxItems: 10 })),
     simulated_latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 30_000 })),
   },

@@ -3,7 +3,7 @@ import { foundationMigration } from './0001_foundation.js';
 import { errorReportingMigration } from '../../../modules/error-reporting/error-reporting.migration.js';
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
-import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
+import { playbackAdAssetsMigration, playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
 import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
 
 /**
@@ -20,4 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0500_playback_edge': playbackEdgeMigration,
   '0600_cluster': journalMigration,
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
+  // Kysely runs migrations in name order and refuses one that sorts before a migration it ran:
+  // later migrations take the next number, whatever their module.
+  '0602_playback_ad_assets': playbackAdAssetsMigration,
 };
