@@ -21,6 +21,6 @@ export const migrations: Record<string, Migration> = {
   '0600_cluster': journalMigration,
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
   // Kysely runs migrations in name order and refuses one that sorts before a migration it ran:
-  // later migrations take the next number, whatever their module.
-  '0602_playback_ad_assets': playbackAdAssetsMigration,
+  // later migrations take the next free number, whatever their module (0700: the asset library).
+  '0701_playback_ad_assets': playbackAdAssetsMigration,
 };
