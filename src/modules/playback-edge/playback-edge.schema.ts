@@ -105,7 +105,7 @@ export const PrivateAssetCollection = collectionOf(PrivateAssetSchema);
 
 // The playback route
 
-export const PlayParams = Type.Object({ file: Type.String({ description: '<content id>.m3u8' }) });
+export const PlayParams = Type.Object({ file: Type.String({ description: '<content id>.m3u8: the asset id in the workspace\'s library (a packaged asset)' }) });
 
 const param = (description: string) => Type.Optional(Type.String({ description }));
 /** Documents the playback parameters; the edge checks them itself (each problem has its playback error code). */
@@ -126,16 +126,17 @@ export const PlayQuery = Type.Object(
     dur: param('Longest playback: seconds or h:mm:ss (else 100)'),
     ts: param('Live event timeline start, Unix seconds (else 115)'),
     delay: param('Seconds behind the live edge (else 116)'),
-    minDur: param('Shortest final segment, seconds (else 117)'),
-    targetDur: param('Segment duration 1-30 s (else 118)'),
+    minDur: param('A final segment with less than this many seconds inside the slice is dropped (else 117)'),
+    targetDur: param('EXT-X-TARGETDURATION at least this, 1-30 s (else 118)'),
     stopOffset: param('Seconds cut from the end (else 123)'),
     sliceStart: param('Start of the part to play, seconds (else 124)'),
     sliceStop: param('End of the part to play, seconds (else 125)'),
     startseg: param('First segment index (else 126)'),
-    hlsver: param('HLS version 3-7 (else 129)'),
+    hlsver: param('HLS version 3-7 (else 129); fMP4 playlists use at least 6'),
     ad: param('Ad configuration name (unknown: 121, not set up: 122, ad decision timeout: 130)'),
     drm: param('DRM policy name (rejected by the provider: 114); the URL is then single use (reuse: 112)'),
     sig: param('Lowercase hex HMAC-SHA256 of the query before &sig=, appended last (missing: 108, empty: 103, mismatch: 110)'),
+    CMCD: param('Common Media Client Data (CTA-5004) a player appends, even after sig: never part of the signed text; its sid names the session without pbs'),
   },
   { additionalProperties: true },
 );
