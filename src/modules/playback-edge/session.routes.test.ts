@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { mediaRootOf } from '../../platform/config.js';
 import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { IngestEventSink } from './playback-events.js';
 import { mediaUris, testEdge, variantUris, type TestEdge } from './testing/edge-test-kit.js';
 import { assetDirOf, fakeSegmentBytes, writeFakeAsset } from './testing/media-fixtures.js';
 
@@ -188,6 +189,28 @@ describe('playback sessions: what the statistics will do with workspace_only (th
       assert.equal(summary.stats.sessions.requests, 1);
       const asset = await t.client.core.send('GET', '/api/v4/monitoring/vod-stats/never-uploaded');
       assert.equal(asset.status, 404, 'no statistics for an asset the workspace does not have');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('playback sessions: what the statistics will do with startup_ms and rebuffer (the lead adds them, history only)', () => {
+  test('start with startup_ms and rebuffer events from CMCD are accepted by the statistics ingest, none refused', { todo: 'startup_ms and rebuffer are not in the event schema and stores yet: PENDING_EVENT_FEATURES.historySignals is off' }, async () => {
+    const t = await createTestApp({ overrides: { playbackEdge: { features: { historySignals: true } } } });
+    try {
+      await writeFakeAsset(mediaRootOf(t.runtime.config), t.workspace.id, 'clip-h');
+      const url = t.client.playback.url('clip-h');
+      const multivariant = await t.app.inject({ method: 'GET', url });
+      const variant = variantUris(url, multivariant.body)[0] as string;
+      const { segments } = mediaUris(variant, (await t.app.inject({ method: 'GET', url: variant })).body);
+      (t.clock as FakeClock).advance(300);
+      assert.equal((await t.app.inject({ method: 'GET', url: segments[0] as string })).statusCode, 200);
+      assert.equal((await t.app.inject({ method: 'GET', url: `${segments[1]}?CMCD=${encodeURIComponent('bs,ot=v')}` })).statusCode, 200);
+      const sink = t.runtime.playbackEdge.events;
+      await sink.flush();
+      assert.ok(sink instanceof IngestEventSink);
+      assert.deepEqual(sink.counters, { sent: 4, dropped: 0, rejected: 0, failed: 0 }, 'request, manifest, start (startup_ms 300), rebuffer');
     } finally {
       await t.close();
     }
