@@ -14,7 +14,7 @@ const BIT: Record<SessionFirst, number> = { manifest: 1, start: 2, ad: 4 };
 export class SessionFirsts {
   private readonly seen: LRUCache<string, number>;
 
-  constructor(capacity = 200_000) {
+  constructor(capacity = 100_000) {
     this.seen = new LRUCache({ max: capacity });
   }
 
