@@ -49,12 +49,17 @@ async function linkTree(from: string, to: string): Promise<void> {
 export async function placeSimulatedMedia(input: SimulatedMediaInput): Promise<SimulatedMedia> {
   const template = join(input.root, ...TEMPLATE);
   if (!(await exists(join(template, 'manifest.json')))) {
-    await packageTestPatternInto(template, {
-      seconds: 4,
-      segmentS: 2,
-      renditions: [{ name: '90p', width: 160, height: 90, videoKbps: 100 }],
-      ...(input.ffmpeg ? { ffmpeg: input.ffmpeg } : {}),
-    });
+    try {
+      await packageTestPatternInto(template, {
+        seconds: 4,
+        segmentS: 2,
+        renditions: [{ name: '90p', width: 160, height: 90, videoKbps: 100 }],
+        ...(input.ffmpeg ? { ffmpeg: input.ffmpeg } : {}),
+      });
+    } catch (error) {
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new Error(missing ? 'playline simulate makes its clip with ffmpeg, which is not installed here (apt-get install ffmpeg)' : `ffmpeg could not make the simulator's clip: ${(error as Error).message}`, { cause: error });
+    }
   }
   const manifest = parsePackagedManifest(await readFile(join(template, 'manifest.json'), 'utf8'));
   const assets = new Map<string, string[]>();
