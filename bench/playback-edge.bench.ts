@@ -1,10 +1,16 @@
 /**
- * The playback edge: valid playbacks/s (check + playlist + events into the journaled
- * statistics) against a bare Fastify route answering the same playlist bytes.
+ * The playback edge: valid playbacks/s (check + library lookup + session token + multivariant
+ * playlist + request event into the journaled statistics) against a bare Fastify route
+ * answering a multivariant playlist of the same size.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PlaylineClient } from '../src/client/index.js';
 import { signPlaybackUrl } from '../src/modules/playback-edge/playback-token.js';
+import { writeFakeAsset } from '../src/modules/playback-edge/testing/media-fixtures.js';
+import { BENCH_DURATIONS } from './playback-edge.fixtures.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
@@ -15,7 +21,7 @@ const URLS = 64;
 
 export const playbackEdgeBenchmark: Benchmark = {
   name: 'playback-edge',
-  description: 'valid GET /play/<asset>.m3u8 (signed URL checked, playlist, 4 events journaled) vs a bare Fastify route answering the same playlist',
+  description: 'valid GET /play/<asset>.m3u8 (signed URL checked, packaged asset looked up, session token signed, multivariant playlist, request event journaled) vs a bare Fastify route answering a playlist of the same size',
   async run() {
     const bare = await startBenchServer(server, { BENCH_SERVER: 'bare', BENCH_BARE_PLAYLIST: ASSET });
     await load({ url: `${bare.url}/bare`, durationS: 1 });
@@ -23,12 +29,15 @@ export const playbackEdgeBenchmark: Benchmark = {
     await bare.stop();
 
     // The refused variant measures a refusal's full cost (events, report): no refused-playback limit.
-    const app = await startBenchServer(server, { BENCH_SERVER: 'app', PLAYLINE_PLAYBACK_REFUSAL_LIMIT: '0' });
+    const mediaRoot = mkdtempSync(join(tmpdir(), 'playline-bench-media-'));
+    const app = await startBenchServer(server, { BENCH_SERVER: 'app', PLAYLINE_PLAYBACK_REFUSAL_LIMIT: '0', PLAYLINE_MEDIA_DIR: mediaRoot });
     const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
     if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
     const [owner, key] = [creds[1], creds[2]];
+    await writeFakeAsset(mediaRoot, owner, ASSET, { durations: BENCH_DURATIONS });
+    await writeFakeAsset(mediaRoot, owner, 'bench-ad', { durations: [4] });
     await new PlaylineClient({ baseUrl: app.url, owner, apiKey: key }).playback.putAdConfig('bench-ads', {
-      ad_server_url: 'https://ads.example.com/vast', slots_s: [15], simulated_latency_ms: 0, timeout_ms: 1000,
+      ad_server_url: 'https://ads.example.com/vast', ad_asset_ids: ['bench-ad'], simulated_latency_ms: 0, timeout_ms: 1000,
     });
     const expiresAt = Math.floor(Date.now() / 1000) + 3600;
     const urls = (params: Array<[string, string]>, sign: string) =>
@@ -51,6 +60,7 @@ export const playbackEdgeBenchmark: Benchmark = {
       }
     } finally {
       await app.stop();
+      rmSync(mediaRoot, { recursive: true, force: true });
     }
     return results;
   },

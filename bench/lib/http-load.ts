@@ -3,6 +3,8 @@ import autocannon from 'autocannon';
 
 export interface LoadResult {
   requestsPerSec: number;
+  /** Response bytes per second (headers and bodies). */
+  bytesPerSec: number;
   p50Ms: number;
   p99Ms: number;
   errors: number;
@@ -29,6 +31,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   });
   return {
     requestsPerSec: result.requests.average,
+    bytesPerSec: result.throughput.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors,

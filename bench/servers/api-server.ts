@@ -1,6 +1,7 @@
 /**
  * A bench server in its own process. BENCH_SERVER=app: the real Playline app on a temp SQLite
- * data dir with one workspace and key; BENCH_SERVER=bare: a bare Fastify JSON route, the
+ * data dir with one workspace and key; BENCH_SERVER=static: `@fastify/static` serving the
+ * directory BENCH_STATIC_ROOT (the media benchmark's baseline); BENCH_SERVER=bare: a bare Fastify JSON route, the
  * baseline (BENCH_BARE_PLAYLIST=<asset id>: it answers that asset's HLS playlist text instead,
  * the playback edge's baseline; PATCH /bare/:id echoes a JSON body, the target PATCH's baseline).
  * Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>` (and with BENCH_TARGET=1,
@@ -10,6 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
+import { fastifyStatic } from '@fastify/static';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createRuntime } from '../../src/runtime.js';
@@ -17,7 +19,12 @@ import { bareEdgePlaylist } from '../playback-edge.fixtures.js';
 
 const kind = process.env.BENCH_SERVER ?? 'app';
 
-if (kind === 'bare') {
+if (kind === 'static') {
+  const app = Fastify({ logger: false });
+  await app.register(fastifyStatic, { root: process.env.BENCH_STATIC_ROOT ?? '.', index: false, list: false });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(`READY ${url}\n`);
+} else if (kind === 'bare') {
   const app = Fastify({ logger: false });
   const playlistOf = process.env.BENCH_BARE_PLAYLIST;
   if (playlistOf) {

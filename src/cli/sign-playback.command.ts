@@ -15,23 +15,24 @@ const collectParam = (value: string, previous: Array<[string, string]>): Array<[
   return [...previous, [value.slice(0, eq), value.slice(eq + 1)]];
 };
 
-/** `playline sign-playback <asset>`: a signed playback URL, ready for a player. */
+/** `playline sign-playback <asset>`: a signed playback URL that any HLS player plays. */
 export function signPlaybackCommand(): Command {
   return new Command('sign-playback')
-    .description('Print a signed playback URL: /play/<asset>.m3u8?tc=1&exp=..&rn=..&ct=a&cid=..&oid=..[&params]&sig=..')
-    .argument('<content_id>', 'the asset id (or event id with --event)')
+    .description('Print a signed playback URL that any HLS player plays (hls.js, Safari, VLC, ffplay): /play/<asset>.m3u8?tc=1&exp=..&rn=..&ct=a&cid=..&oid=..[&params]&sig=..')
+    .argument('<content_id>', 'the asset id, packaged in the workspace\'s library (or event id with --event)')
     .requiredOption('--owner <workspace_id>', 'the workspace that owns the content (oid)')
     .option('--key <secret>', 'an API key of the owner, or the application key secret with --kid (prefer PLAYLINE_API_KEY)')
     .option('--kid <name>', 'sign with this application key (its secret in --key)')
     .option('--kv <version>', 'the application key version')
-    .option('--event', 'a live event URL (/play/event/<id>.m3u8, ct=e)')
+    .option('--event', 'a live event URL (/play/event/<id>.m3u8, ct=e; checked, but no live output plays yet)')
     .option('--expires-in <duration>', 'how long the URL stays valid (seconds, or 90m, 2h, 1d)', parseSeconds, 3600)
     .option('--param <name=value>', 'another signed parameter, repeatable (ad=preroll, pbs=..., hlsver=4, drm=...)', collectParam, [])
     .option('--base-url <url>', 'where the edge is', process.env.PLAYLINE_BASE_URL ?? 'http://127.0.0.1:8080')
     .option('--json', 'print {url, expires_at} as JSON')
     .addHelpText('after', `
 Example:
-  PLAYLINE_API_KEY=<key> playline sign-playback movie-1 --owner <workspace id> --param ad=preroll --expires-in 2h`)
+  PLAYLINE_API_KEY=<key> playline sign-playback <asset id> --owner <workspace id> --param ad=preroll --expires-in 2h
+  ffplay "$(PLAYLINE_API_KEY=<key> playline sign-playback <asset id> --owner <workspace id>)"`)
     .action((contentId: string, opts: { owner: string; key?: string; kid?: string; kv?: string; event?: boolean; expiresIn: number; param: Array<[string, string]>; baseUrl: string; json?: boolean }) => {
       const key = opts.key ?? process.env.PLAYLINE_API_KEY;
       if (!key) throw new Error('No signing key: pass --key or set PLAYLINE_API_KEY');

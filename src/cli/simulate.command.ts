@@ -1,3 +1,4 @@
+import { mediaRootOf } from '../platform/media/media-root.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { playbackErrorMeaning } from '../modules/vod-stats/playback-error-codes.js';
 import { prepareSimulation, sameTotals, serverTotals, type OwnerCredentials } from '../modules/playback-edge/simulator-setup.js';
@@ -14,6 +15,12 @@ const number = (min: number, max: number) => (value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`must be a number from ${min} to ${max}`);
   return n;
+};
+
+/** The server's media root when it runs here with the same environment (PLAYLINE_MEDIA_DIR, else <data dir>/media). */
+const defaultMediaRoot = (): string => {
+  const env = process.env;
+  return mediaRootOf({ dataDir: env.PLAYLINE_DATA_DIR || './data', ...(env.PLAYLINE_MEDIA_DIR ? { mediaDir: env.PLAYLINE_MEDIA_DIR } : {}) });
 };
 
 const knownCodes = Object.keys(playbackErrorMeaning).map(Number);
@@ -63,6 +70,7 @@ interface SimulateOptions {
   credentials?: OwnerCredentials[];
   adminToken?: string;
   compare: boolean;
+  mediaDir: string;
   json?: boolean;
 }
 
@@ -82,10 +90,14 @@ export function simulateCommand(): Command {
     .option('--credentials <owner:key,...>', 'use these workspaces instead of creating them')
     .option('--admin-token <token>', 'admin token to create workspaces (default PLAYLINE_ADMIN_TOKEN)')
     .option('--no-compare', 'do not read the owner summaries afterwards')
+    .option('--media-dir <dir>', 'the server\'s media root, where the simulated assets are packaged (ffmpeg makes one short clip)', defaultMediaRoot())
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `
 Fresh workspaces (the default) make the final comparison exact: the owner summary covers the
-last 3 minutes, so keep runs under 2 minutes when comparing. Example:
+last 3 minutes, so keep runs under 2 minutes when comparing. Good sessions play like a player
+starting up (multivariant and variant playlists, first ad segment, first content segment): their
+assets are packaged into the server's media root (--media-dir; one clip made with ffmpeg, then
+linked), so run it on the server's machine or against a shared media directory. Example:
   PLAYLINE_ADMIN_TOKEN=... playline simulate --rate 100 --duration 30s --owners 3 --error-share 0.2`)
     .action(async (raw: Omit<SimulateOptions, 'credentials'> & { credentials?: string }) => {
       const opts: SimulateOptions = { ...raw, credentials: raw.credentials ? parseCredentials(raw.credentials) : undefined };
@@ -99,6 +111,7 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
         owners: opts.owners,
         assetsPerOwner: opts.assets,
         needContentOwner: (shares.get(102) ?? 0) > 0,
+        mediaRoot: opts.mediaDir,
       });
       if (prepared.owners.some((o) => o.contentOwner === null) && (shares.get(102) ?? 0) > 0) {
         process.stderr.write('simulate: code 102 needs a second workspace; leaving it out\n');
@@ -113,9 +126,10 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
         random: Math.random,
         async get(path) {
           const response = await fetch(`${baseUrl}${path}`, { headers: { 'user-agent': 'playline-simulate/0.1' } });
-          await response.arrayBuffer();
+          // Playlists are read (the session's URIs are in them); segments only drained.
+          const body = (response.headers.get('content-type') ?? '').includes('mpegurl') ? await response.text() : ((await response.arrayBuffer()), '');
           const code = response.headers.get('x-playback-error-code');
-          return { status: response.status, errorCode: code === null ? null : Number(code) };
+          return { status: response.status, errorCode: code === null ? null : Number(code), body };
         },
       });
       const report = await simulator.run(

@@ -125,5 +125,6 @@ export type DeploymentMode = 'embedded' | 'cluster';
 
 export const deploymentModeOf = (config: Pick<Config, 'redisUrl'>): DeploymentMode => (config.redisUrl === undefined ? 'embedded' : 'cluster');
 
+
 export const listSetting = (value: string): string[] =>
   value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);

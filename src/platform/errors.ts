@@ -59,6 +59,7 @@ export const errorCatalogue = {
   playback_misconfigured: { status: 422, title: 'The content owner\'s playback configuration is broken' },
   playback_failed: { status: 500, title: 'The playback could not be prepared' },
   playback_ad_timeout: { status: 504, title: 'The ad decision server did not answer in time' },
+  range_not_satisfiable: { status: 416, title: 'The requested byte range is not in the file' },
   // vod-stats
   stats_not_found: { status: 404, title: 'No statistics for this asset' },
   // assets

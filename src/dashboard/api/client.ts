@@ -76,6 +76,19 @@ export class DashboardApi {
     throw problem;
   }
 
+  /**
+   * A signed playback URL of one of this workspace's assets (`/play/<id>.m3u8?tc=1&exp&rn&ct&cid&oid[&ad]&sig`),
+   * valid for `ttlS`, signed in the page with the signed-in key: no API call, no new privilege.
+   */
+  async playbackUrl(assetId: string, options: { ttlS?: number; adConfig?: string } = {}): Promise<string> {
+    const nonce = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+    const exp = Math.floor((Date.now() + this.skewMs) / 1000) + (options.ttlS ?? 3600);
+    const pairs: Array<[string, string]> = [['tc', '1'], ['exp', String(exp)], ['rn', nonce], ['ct', 'a'], ['cid', assetId], ['oid', this.signer.owner]];
+    if (options.adConfig) pairs.push(['ad', options.adConfig]);
+    const query = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+    return `/play/${encodeURIComponent(assetId)}.m3u8?${query}&sig=${await this.signer.signPlayback(query)}`;
+  }
+
   workspace = () => this.request<Workspace>('GET', '/workspace');
   ownerSummary = () => this.request<VodStatsSummary>('GET', '/monitoring/vod-stats/owner-summary');
   topAssets = (top = 100) => this.request<VodStatsCollection>('GET', '/monitoring/vod-stats', { query: { top } });

@@ -50,6 +50,15 @@ export class V4Signer {
     return pair;
   }
 
+  /**
+   * The `sig` of a playback URL: lowercase hex HMAC-SHA256 of the query text before `&sig=`,
+   * under the same API key (the way `playline sign-playback` signs).
+   */
+  async signPlayback(query: string): Promise<string> {
+    this.hmacKey ??= crypto.subtle.importKey('raw', encoder.encode(this.apiKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    return hex(await crypto.subtle.sign('HMAC', await this.hmacKey, encoder.encode(query)));
+  }
+
   private async compute(unixSeconds: number): Promise<V4Pair> {
     this.hmacKey ??= crypto.subtle.importKey('raw', encoder.encode(this.apiKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     const msg = base64(await zlib(JSON.stringify({ _owner: this.owner, _timestamp: unixSeconds })));

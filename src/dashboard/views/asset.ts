@@ -6,6 +6,7 @@ import type { Sample } from '../history.js';
 import { Poller } from '../poller.js';
 import { utcTime } from '../format.js';
 import { ErrorCodesTable, ProblemLine, StatTiles, section } from './parts.js';
+import { AssetPlayer } from './player.js';
 import type { View, ViewContext } from './view.js';
 
 const columns = (samples: readonly Sample[]): uPlot.AlignedData => [
@@ -34,7 +35,7 @@ const chartOptions = (width: number): uPlot.Options => ({
   ],
 });
 
-/** One asset: its counters, a chart of what the page observed while open, its errors by code. */
+/** One asset: a player, its counters, a chart of what the page observed while open, its errors by code. */
 export function assetView(ctx: ViewContext): View {
   let assetId: string | undefined;
   let chart: uPlot | undefined;
@@ -45,12 +46,13 @@ export function assetView(ctx: ViewContext): View {
   const errors = new ErrorCodesTable('No playback errors for this asset in its window.');
   const chartBox = h('div', { class: 'chart', id: 'asset-chart' });
   const chartNote = h('p', { class: 'muted' }, 'One point per refresh, since this page was opened: the 3-minute window as observed at that moment.');
+  const player = new AssetPlayer(ctx.api);
 
   const element = h(
     'div',
     { class: 'view', id: 'view-asset' },
     h('p', {}, h('a', { href: '#overview' }, '← All assets')),
-    section('Asset', h('h3', {}, title), window, tiles.element, problem.element),
+    section('Asset', h('h3', {}, title), window, h('div', { class: 'asset-top' }, player.element, h('div', {}, tiles.element, problem.element))),
     section('Sessions and latency', chartBox, chartNote),
     section('Errors by code', errors.element),
   );
@@ -97,10 +99,12 @@ export function assetView(ctx: ViewContext): View {
         setText(title, param ?? '');
         render(null);
       }
+      player.load(param);
       resize.observe(chartBox);
       poller.start();
     },
     hide() {
+      player.stop();
       poller.stop();
       resize.disconnect();
     },

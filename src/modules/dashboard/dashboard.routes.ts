@@ -10,7 +10,8 @@ export interface DashboardRouteOptions {
 }
 
 /**
- * What the page may do: its own scripts and styles, API calls to this origin, nothing else.
+ * What the page may do: its own scripts and styles, API calls and playback (the player) on this
+ * origin, nothing else.
  * `form-action 'none'` keeps any form (sign-in included) from ever submitting to a URL.
  */
 export const DASHBOARD_CSP = [
@@ -19,6 +20,8 @@ export const DASHBOARD_CSP = [
   "style-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self'",
+  // The asset view's player: hls.js feeds the video element through a MediaSource (a blob: URL).
+  "media-src 'self' blob:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

@@ -5,14 +5,14 @@ import { decideWithin, SimulatedAdDecisionServer, type AdDecisionRequest, type A
 
 const request = (latencyMs: number): AdDecisionRequest => ({
   owner: 'o', contentId: 'c', session: 's', targeting: {},
-  config: { name: 'pre', adServerUrl: 'https://ads.example.com', slotsS: [15, 5], simulatedLatencyMs: latencyMs },
+  config: { name: 'pre', adServerUrl: 'https://ads.example.com', adAssetIds: ['ad-one', 'ad-two'], simulatedLatencyMs: latencyMs },
 });
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-test('the simulated server answers one ad per slot after its latency', async () => {
+test('the simulated server answers the configuration\'s ad assets, in order, after its latency', async () => {
   const clock = new FakeClock();
   const server = new SimulatedAdDecisionServer(clock);
-  assert.deepEqual(await server.decide(request(0)), [{ id: 'pre-1', durationS: 15 }, { id: 'pre-2', durationS: 5 }]);
+  assert.deepEqual(await server.decide(request(0)), ['ad-one', 'ad-two']);
   let done = false;
   const pending = decideWithin(server, request(300), clock, 1000).then((o) => ((done = true), o));
   clock.advance(299);

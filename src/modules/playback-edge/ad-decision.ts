@@ -1,12 +1,11 @@
 import type { Clock } from '../../platform/clock.js';
-import type { AdSegment } from './hls-playlist.js';
 
 /** An ad configuration as the ad decision server needs it. */
 export interface AdDecisionConfig {
   name: string;
   adServerUrl: string;
-  /** Ad slot durations in seconds, one ad per slot. */
-  slotsS: number[];
+  /** The ad assets the configuration names (the workspace's library). */
+  adAssetIds: string[];
   /** How long the simulated server takes to answer. */
   simulatedLatencyMs: number;
 }
@@ -22,21 +21,22 @@ export interface AdDecisionRequest {
 
 /** The port to the third-party ad decision server (the default one is simulated). */
 export interface AdDecisionServer {
-  decide(request: AdDecisionRequest): Promise<AdSegment[]>;
+  /** The ad assets to play before the content, in order (ids of the workspace's library; none: no preroll). */
+  decide(request: AdDecisionRequest): Promise<string[]>;
 }
 
-/** Answers after the configuration's `simulatedLatencyMs` (on the clock) with one ad per slot. */
+/** Answers after the configuration's `simulatedLatencyMs` (on the clock) with every ad asset it names. */
 export class SimulatedAdDecisionServer implements AdDecisionServer {
   constructor(private readonly clock: Clock) {}
 
-  decide(request: AdDecisionRequest): Promise<AdSegment[]> {
-    const ads = request.config.slotsS.map((durationS, i) => ({ id: `${request.config.name}-${i + 1}`, durationS }));
+  decide(request: AdDecisionRequest): Promise<string[]> {
+    const ads = [...request.config.adAssetIds];
     if (request.config.simulatedLatencyMs <= 0) return Promise.resolve(ads);
     return new Promise((resolve) => this.clock.setTimer(() => resolve(ads), request.config.simulatedLatencyMs));
   }
 }
 
-export type AdDecisionOutcome = { kind: 'ads'; ads: AdSegment[] } | { kind: 'timeout' } | { kind: 'failed'; error: unknown };
+export type AdDecisionOutcome = { kind: 'ads'; ads: string[] } | { kind: 'timeout' } | { kind: 'failed'; error: unknown };
 
 /** Asks the ad server and gives up after `timeoutMs` of the clock. Never rejects. */
 export function decideWithin(server: AdDecisionServer, request: AdDecisionRequest, clock: Clock, timeoutMs: number): Promise<AdDecisionOutcome> {

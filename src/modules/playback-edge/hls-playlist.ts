@@ -1,109 +1,72 @@
-import { failure, type PlaybackFailure } from './playback-failure.js';
-import type { PlaybackOptions } from './playback-params.js';
-import { MIN_HLS_VERSION } from './playback-params.js';
+import { targetDurationOf } from './segment-plan.js';
 
-export const DEFAULT_TARGET_DURATION_S = 6;
-/** Segments in a live event's sliding window. */
-export const LIVE_WINDOW_SEGMENTS = 5;
+/**
+ * EXT-X-VERSION of the edge's playlists. fMP4 segments need EXT-X-MAP, which media playlists
+ * without I-frames may only use from version 6 (RFC 8216 §4.3.2.5); a lower `hlsver` is raised.
+ */
+export const DEFAULT_HLS_VERSION = 7;
+export const MIN_FMP4_HLS_VERSION = 6;
 
-/** One ad the ad decision returned, played as a preroll before the content. */
-export interface AdSegment {
-  id: string;
-  durationS: number;
+export const hlsVersionOf = (requested: number | undefined): number => Math.max(requested ?? DEFAULT_HLS_VERSION, MIN_FMP4_HLS_VERSION);
+
+/** One variant of the multivariant playlist. */
+export interface VariantEntry {
+  uri: string;
+  bandwidth: number;
+  averageBandwidth: number;
+  codecs: string;
+  width: number;
+  height: number;
 }
 
-/** What a media playlist holds. Durations in seconds. */
-export interface PlaylistPlan {
+/** A run of segments sharing one init segment: each ad, then the content. */
+export interface VariantPart {
+  /** The init segment (EXT-X-MAP URI). */
+  map: string;
+  segments: ReadonlyArray<{ uri: string; durationS: number }>;
+}
+
+export interface VariantPlaylist {
   version: number;
-  targetDurationS: number;
+  /** `targetDur`: only ever raises the target the segments need. */
+  targetDurationS?: number | undefined;
   mediaSequence: number;
-  /** The content's segment durations, from `mediaSequence` on. */
-  segments: number[];
-  live: boolean;
-  /** Live: Unix ms of the first segment (EXT-X-PROGRAM-DATE-TIME). */
-  programDateTime?: number;
+  parts: readonly VariantPart[];
+}
+
+const quoted = (uri: string) => `"${uri.replaceAll('"', '%22')}"`;
+
+/** The multivariant playlist: one EXT-X-STREAM-INF per rendition. */
+export function renderMultivariant(version: number, variants: readonly VariantEntry[]): string {
+  const lines = ['#EXTM3U', `#EXT-X-VERSION:${version}`, '#EXT-X-INDEPENDENT-SEGMENTS'];
+  for (const v of variants) {
+    lines.push(
+      `#EXT-X-STREAM-INF:BANDWIDTH=${v.bandwidth},AVERAGE-BANDWIDTH=${v.averageBandwidth},CODECS="${v.codecs}",RESOLUTION=${v.width}x${v.height}`,
+      v.uri,
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /**
- * The synthetic length of an asset: 30 s to 15 min, fixed per asset id (FNV-1a), so the same
- * URL always describes the same content and slice/stop checks are repeatable.
+ * A VOD media playlist: the parts in order (prerolls first), each with its own EXT-X-MAP and an
+ * EXT-X-DISCONTINUITY between them (timestamps and encoding change from one to the next).
  */
-export function assetDurationS(assetId: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < assetId.length; i++) {
-    hash ^= assetId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return 30 + (hash % 871);
-}
-
-const bad = (code: number, message: string) => failure(code, 400, message);
-
-/** Plans an asset's playlist: slice, stop offset, duration cap, start segment, minimum final segment. */
-export function planAsset(contentS: number, o: PlaybackOptions): PlaylistPlan | PlaybackFailure {
-  const target = o.targetDurationS ?? DEFAULT_TARGET_DURATION_S;
-  if (o.minSegmentS !== undefined && o.minSegmentS > target) return bad(117, `minDur must not exceed targetDur (${target})`);
-  const start = o.sliceStartS ?? 0;
-  if (start >= contentS) return bad(124, `sliceStart must be before the end of the content (${contentS} s)`);
-  let stop = o.sliceStopS ?? contentS;
-  if (stop > contentS || stop <= start) return bad(125, `sliceStop must be after sliceStart and at most ${contentS} s`);
-  if (o.stopOffsetS !== undefined) {
-    stop = Math.min(stop, contentS - o.stopOffsetS);
-    if (stop <= start) return bad(123, 'stopOffset leaves nothing to play');
-  }
-  if (o.durationS !== undefined) stop = Math.min(stop, start + o.durationS);
-  const all: number[] = [];
-  for (let at = start; at < stop; at += target) all.push(Math.min(target, stop - at));
-  const last = all[all.length - 1];
-  if (all.length > 1 && last !== undefined && o.minSegmentS !== undefined && last < o.minSegmentS) all.pop();
-  const first = o.startSegment ?? 0;
-  if (first >= all.length) return bad(126, `startseg must be below the segment count (${all.length})`);
-  return {
-    version: o.hlsVersion ?? MIN_HLS_VERSION,
-    targetDurationS: target,
-    mediaSequence: first,
-    segments: all.slice(first),
-    live: false,
-  };
-}
-
-/** Plans a live event's sliding window at `nowMs`: `ts` starts the timeline, `delay` holds back the edge. */
-export function planEvent(nowMs: number, o: PlaybackOptions): PlaylistPlan | PlaybackFailure {
-  const target = o.targetDurationS ?? DEFAULT_TARGET_DURATION_S;
-  if (o.minSegmentS !== undefined && o.minSegmentS > target) return bad(117, `minDur must not exceed targetDur (${target})`);
-  const nowS = Math.floor(nowMs / 1000);
-  const origin = o.startTs ?? 0;
-  if (origin > nowS) return bad(115, 'ts must not be in the future');
-  const edge = Math.max(origin, nowS - (o.delayS ?? 0));
-  const newest = Math.max(0, Math.floor((edge - origin) / target) - 1);
-  const oldest = Math.max(0, newest - LIVE_WINDOW_SEGMENTS + 1);
-  const segments = Array.from({ length: newest - oldest + 1 }, () => target);
-  return {
-    version: o.hlsVersion ?? MIN_HLS_VERSION,
-    targetDurationS: target,
-    mediaSequence: oldest,
-    segments,
-    live: true,
-    programDateTime: (origin + oldest * target) * 1000,
-  };
-}
-
-const extinf = (seconds: number) => `#EXTINF:${seconds.toFixed(3)},`;
-
-/** Renders an HLS media playlist; ads come first as a preroll, then a discontinuity. */
-export function renderPlaylist(plan: PlaylistPlan, segmentBase: string, ads: readonly AdSegment[] = []): string {
-  const longestAd = ads.reduce((m, a) => Math.max(m, Math.ceil(a.durationS)), 0);
+export function renderVariant(p: VariantPlaylist): string {
+  const durations = p.parts.flatMap((part) => part.segments.map((s) => s.durationS));
   const lines = [
     '#EXTM3U',
-    `#EXT-X-VERSION:${plan.version}`,
-    `#EXT-X-TARGETDURATION:${Math.max(plan.targetDurationS, longestAd)}`,
-    `#EXT-X-MEDIA-SEQUENCE:${plan.mediaSequence}`,
+    `#EXT-X-VERSION:${p.version}`,
+    `#EXT-X-TARGETDURATION:${Math.max(targetDurationOf(durations), p.targetDurationS ?? 0)}`,
+    `#EXT-X-MEDIA-SEQUENCE:${p.mediaSequence}`,
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
-  if (!plan.live) lines.push('#EXT-X-PLAYLIST-TYPE:VOD');
-  for (const ad of ads) lines.push(extinf(ad.durationS), `/ads/${ad.id}.ts`);
-  if (ads.length > 0) lines.push('#EXT-X-DISCONTINUITY');
-  if (plan.programDateTime !== undefined) lines.push(`#EXT-X-PROGRAM-DATE-TIME:${new Date(plan.programDateTime).toISOString()}`);
-  plan.segments.forEach((d, i) => lines.push(extinf(d), `${segmentBase}/${plan.mediaSequence + i}.ts`));
-  if (!plan.live) lines.push('#EXT-X-ENDLIST');
+  p.parts.forEach((part, i) => {
+    if (i > 0) lines.push('#EXT-X-DISCONTINUITY');
+    lines.push(`#EXT-X-MAP:URI=${quoted(part.map)}`);
+    for (const s of part.segments) lines.push(`#EXTINF:${s.durationS.toFixed(3)},`, s.uri);
+  });
+  lines.push('#EXT-X-ENDLIST');
   return `${lines.join('\n')}\n`;
 }

@@ -1,10 +1,13 @@
+import { mediaRootOf } from '../../platform/media/media-root.js';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import type { FakeClock } from '../../platform/clock.js';
+import type { PlaybackEvent } from '../vod-stats/events.schema.js';
 import { playbackErrorMeaning } from '../vod-stats/playback-error-codes.js';
 import { signPlaybackUrl } from './playback-token.js';
 import { basePairs, driveClock, testEdge, urlWith, type TestEdge } from './testing/edge-test-kit.js';
+import { writeFakeAsset } from './testing/media-fixtures.js';
 
 type Pairs = Array<[string, string]>;
 
@@ -38,6 +41,8 @@ const triggers: Trigger[] = [
     status: 403,
     async url(c) {
       await c.t.other.client.playback.putPrivateAsset(c.id, []);
+      // The other workspace's library holds it (a refusal of an asset no library holds counts for the workspace only).
+      await writeFakeAsset(mediaRootOf(c.t.runtime.config), c.t.other.workspace.id, c.id);
       return c.valid([['coid', c.t.other.workspace.id]]);
     },
   },
@@ -111,7 +116,8 @@ const triggers: Trigger[] = [
     status: 504,
     drive: true,
     async url(c) {
-      await c.t.client.playback.putAdConfig('slow', { ad_server_url: 'https://ads.example.com/vast', slots_s: [15], simulated_latency_ms: 5000, timeout_ms: 1000 });
+      await writeFakeAsset(mediaRootOf(c.t.runtime.config), c.t.workspace.id, 'slow-ad', { durations: [4] });
+      await c.t.client.playback.putAdConfig('slow', { ad_server_url: 'https://ads.example.com/vast', ad_asset_ids: ['slow-ad'], simulated_latency_ms: 5000, timeout_ms: 1000 });
       return c.valid([['ad', 'slow']]);
     },
   },
@@ -124,6 +130,8 @@ describe('playback edge: every playback error code has a trigger', () => {
   before(async () => {
     edge = testEdge();
     t = await createTestApp({ overrides: { playbackEdge: edge.overrides } });
+    // Every trigger plays a packaged asset of its own (asset-<code>), so only its one problem refuses it.
+    for (const { code } of triggers) await writeFakeAsset(mediaRootOf(t.runtime.config), t.workspace.id, `asset-${code}`);
   });
   after(() => t.close());
 
@@ -154,7 +162,7 @@ describe('playback edge: every playback error code has a trigger', () => {
       assert.equal(response.statusCode, trigger.status, response.body);
       assert.equal(response.headers['x-playback-error-code'], String(trigger.code));
       assert.equal(response.json().playback_error_code, trigger.code);
-      const error = edge.events.slice(before).find((e) => e.type === 'error');
+      const error = edge.events.slice(before).find((e): e is PlaybackEvent => e.type === 'error');
       assert.ok(error, 'an error event was emitted');
       assert.equal(error.error_code, trigger.code);
       assert.equal(error.http_status, trigger.status);
@@ -168,6 +176,14 @@ describe('playback edge: every playback error code has a trigger', () => {
       assert.equal(stats.stats.errors[String(trigger.code)], 1);
     });
   }
+
+  test('122 too when the ad configuration names an ad asset that is not packaged (yet)', async () => {
+    await t.client.playback.putAdConfig('unpackaged', { ad_server_url: 'https://ads.example.com/vast', ad_asset_ids: ['ad-still-processing'] });
+    const url = signPlaybackUrl({ baseUrl: '', kind: 'asset', contentId: 'asset-122', owner: t.workspace.id, key: t.key.secret, expiresAt: Math.floor(t.clock.now() / 1000) + 60, params: [['ad', 'unpackaged']] }, () => 'n');
+    const response = await t.app.inject({ method: 'GET', url });
+    assert.deepEqual([response.statusCode, response.headers['x-playback-error-code']], [422, '122']);
+    assert.match(response.json().detail, /ad asset ad-still-processing, which is not packaged/);
+  });
 
   test('a URL whose owner is no workspace answers 403 and emits nothing (no report can be linked)', async () => {
     const before = edge.events.length;

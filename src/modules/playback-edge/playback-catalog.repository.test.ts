@@ -47,11 +47,11 @@ for (const engine of await testEngines()) {
     });
 
     test('ad configurations, DRM policies and private assets: upsert, list, scope, delete', async () => {
-      const draft = await catalog.putAdConfig(mine, 'pre', { adServerUrl: null, slotsS: [], simulatedLatencyMs: 0, timeoutMs: 2000 });
+      const draft = await catalog.putAdConfig(mine, 'pre', { adServerUrl: null, adAssetIds: [], simulatedLatencyMs: 0, timeoutMs: 2000 });
       assert.equal(draft.adServerUrl, null);
       clock.advance(5);
-      const ready = await catalog.putAdConfig(mine, 'pre', { adServerUrl: 'https://ads.example.com', slotsS: [15, 7.5], simulatedLatencyMs: 20, timeoutMs: 900 });
-      assert.deepEqual([ready.slotsS, ready.timeoutMs, ready.updatedAt - draft.createdAt], [[15, 7.5], 900, 5]);
+      const ready = await catalog.putAdConfig(mine, 'pre', { adServerUrl: 'https://ads.example.com', adAssetIds: ['ad-a', 'ad-b'], simulatedLatencyMs: 20, timeoutMs: 900 });
+      assert.deepEqual([ready.adAssetIds, ready.timeoutMs, ready.updatedAt - draft.createdAt], [['ad-a', 'ad-b'], 900, 5]);
       assert.equal((await directory.adConfig(mine, 'pre'))?.simulatedLatencyMs, 20);
       assert.equal(await directory.adConfig(theirs, 'pre'), undefined);
 

@@ -41,14 +41,15 @@ describe('playback catalogue API', () => {
   test('ad configurations: saved incomplete, then ready', async () => {
     const draft = await t.client.playback.putAdConfig('midroll', {});
     assert.equal(draft.ready, false);
-    assert.deepEqual(draft.problems, ['no ad_server_url is set', 'no ad slots are set']);
+    assert.deepEqual(draft.problems, ['no ad_server_url is set', 'no ad assets are named']);
     assert.equal(draft.timeout_ms, 2000);
-    const ready = await t.client.playback.putAdConfig('midroll', { ad_server_url: 'https://ads.example.com/vast', slots_s: [30], simulated_latency_ms: 40, timeout_ms: 500 });
+    const ready = await t.client.playback.putAdConfig('midroll', { ad_server_url: 'https://ads.example.com/vast', ad_asset_ids: ['ad-30s'], simulated_latency_ms: 40, timeout_ms: 500 });
     assert.equal(ready.ready, true);
-    assert.deepEqual((await t.client.playback.getAdConfig('midroll')).slots_s, [30]);
+    assert.deepEqual((await t.client.playback.getAdConfig('midroll')).ad_asset_ids, ['ad-30s']);
     assert.equal((await t.client.playback.listAdConfigs()).total_items, 1);
     await assert.rejects(t.client.playback.putAdConfig('midroll', { timeout_ms: 0 }), fails(400, 'validation_failed'));
     await assert.rejects(t.client.playback.putAdConfig('midroll', { ad_server_url: 'ftp://x' }), fails(400, 'validation_failed'));
+    await assert.rejects(t.client.playback.putAdConfig('midroll', { ad_asset_ids: ['../other-workspace'] }), fails(400, 'validation_failed'));
     assert.equal((await t.client.playback.deleteAdConfig('midroll')).message, 'Deleted');
     await assert.rejects(t.client.playback.getAdConfig('midroll'), fails(404, 'not_found'));
   });

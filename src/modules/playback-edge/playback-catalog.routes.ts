@@ -66,7 +66,7 @@ export async function playbackCatalogRoutes(app: App, deps: PlaybackCatalogRoute
   app.put('/playback/ad-configs/:name', {
     schema: {
       tags,
-      summary: 'Create or replace an ad configuration; one without ad_server_url or slots is saved but not ready (playback answers 122)',
+      summary: 'Create or replace an ad configuration; one without ad_server_url or ad assets is saved but not ready (playback answers 122)',
       params: AdConfigParams,
       body: PutAdConfigBody,
       response: { 200: AdConfigSchema, ...problemResponses(400, 401) },
@@ -75,7 +75,7 @@ export async function playbackCatalogRoutes(app: App, deps: PlaybackCatalogRoute
     const b = request.body;
     return adConfigView(await deps.catalog.putAdConfig(owner(request), request.params.name, {
       adServerUrl: b.ad_server_url ?? null,
-      slotsS: b.slots_s ?? [],
+      adAssetIds: b.ad_asset_ids ?? [],
       simulatedLatencyMs: b.simulated_latency_ms ?? 0,
       timeoutMs: b.timeout_ms ?? DEFAULT_AD_TIMEOUT_MS,
     }));

@@ -33,7 +33,7 @@ export const toAdConfig = (row: repo.AdConfigRow): AdConfig => ({
   owner: row.workspace_id,
   name: row.name,
   adServerUrl: row.ad_server_url,
-  slotsS: JSON.parse(row.slots) as number[],
+  adAssetIds: JSON.parse(row.ad_asset_ids) as string[],
   simulatedLatencyMs: row.simulated_latency_ms,
   timeoutMs: row.timeout_ms,
   createdAt: row.created_at,
@@ -147,14 +147,14 @@ export class PlaybackCatalogService {
     return toAdConfig(row);
   }
 
-  /** Saves an ad configuration, set up or not (playback with one that is not set up answers 122). */
+  /** Saves an ad configuration, set up or not (playback with one that is not set up, or whose ad assets are not packaged, answers 122). */
   async putAdConfig(owner: string, name: string, input: AdConfigInput): Promise<AdConfig> {
     const now = this.deps.clock.now();
     await repo.upsertAdConfig(this.deps.db, {
       workspace_id: owner,
       name,
       ad_server_url: input.adServerUrl,
-      slots: JSON.stringify(input.slotsS),
+      ad_asset_ids: JSON.stringify(input.adAssetIds),
       simulated_latency_ms: input.simulatedLatencyMs,
       timeout_ms: input.timeoutMs,
       created_at: now,

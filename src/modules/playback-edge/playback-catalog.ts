@@ -24,7 +24,8 @@ export interface AdConfig {
   owner: string;
   name: string;
   adServerUrl: string | null;
-  slotsS: number[];
+  /** Ad assets of the workspace's library the ad decision returns, played before the content in this order. */
+  adAssetIds: string[];
   simulatedLatencyMs: number;
   timeoutMs: number;
   createdAt: number;
@@ -33,7 +34,7 @@ export interface AdConfig {
 
 export interface AdConfigInput {
   adServerUrl: string | null;
-  slotsS: number[];
+  adAssetIds: string[];
   simulatedLatencyMs: number;
   timeoutMs: number;
 }
@@ -57,10 +58,10 @@ export interface PrivateAsset {
 }
 
 /** Why an ad configuration cannot serve ads yet (empty: it is set up). */
-export function adConfigProblems(config: Pick<AdConfig, 'adServerUrl' | 'slotsS'>): string[] {
+export function adConfigProblems(config: Pick<AdConfig, 'adServerUrl' | 'adAssetIds'>): string[] {
   const problems: string[] = [];
   if (config.adServerUrl === null) problems.push('no ad_server_url is set');
-  if (config.slotsS.length === 0) problems.push('no ad slots are set');
+  if (config.adAssetIds.length === 0) problems.push('no ad assets are named');
   return problems;
 }
 

@@ -53,3 +53,15 @@ export const playbackEdgeMigration: Migration = {
     await db.schema.dropTable('playback_app_keys').execute();
   },
 };
+
+/** Ad configurations name ad assets of the library (real preroll media) instead of synthetic slot durations. */
+export const playbackAdAssetsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('playback_ad_configs').addColumn('ad_asset_ids', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+    await db.schema.alterTable('playback_ad_configs').dropColumn('slots').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('playback_ad_configs').addColumn('slots', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+    await db.schema.alterTable('playback_ad_configs').dropColumn('ad_asset_ids').execute();
+  },
+};

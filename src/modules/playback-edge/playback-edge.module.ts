@@ -1,3 +1,4 @@
+import { mediaRootOf } from '../../platform/media/media-root.js';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -11,21 +12,27 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { SigningKeyLoader } from '../../platform/auth/key-ring.js';
 import { SimulatedAdDecisionServer, type AdDecisionServer } from './ad-decision.js';
 import { SimulatedDrmProvider, type DrmProvider } from './drm-provider.js';
+import { FileMediaLibrary, type MediaLibrary } from './media-library.js';
 import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
 import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
 import { IngestEventSink, type PlaybackEventSink } from './playback-events.js';
+import { PlaybackRefusals } from './playback-refusals.js';
+import { PlaybackSessionService, type SessionRequestKind } from './playback-session.service.js';
 import { RedisSingleUseGuard } from './redis-single-use-guard.js';
 import type { RefusalLimitSettings } from './refusal-limit.js';
+import { SessionFirsts } from './session-firsts.js';
+import { SessionTokens } from './session-token.js';
 import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js';
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS'>;
+  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir'>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
+  /** Seals catalogue secrets; session tokens are signed with a key derived from it (the same on every instance). */
   box: SecretBox;
   /** The owner's API keys (the runtime's KeyRing `get`). */
   signingKeys: SigningKeyLoader;
@@ -48,20 +55,27 @@ export interface PlaybackEdgeOverrides {
   /** Monotonic milliseconds for latencies; default performance.now. */
   stopwatch?: () => number;
   newSecret?: () => string;
+  /** The packaged media (default: files under the media root). */
+  library?: MediaLibrary;
 }
 
 export interface PlaybackEdge {
   service: PlaybackEdgeService;
+  /** Serves sessions: `/play/s/<token>/...`. */
+  sessions: PlaybackSessionService;
+  library: MediaLibrary;
   catalog: PlaybackCatalogService;
   directory: StoredPlaybackDirectory;
   drm: DrmProvider;
   events: PlaybackEventSink;
   /** `pbs` values already used (127), per workspace. */
-  sessions: SingleUseGuard;
+  pbsGuard: SingleUseGuard;
   /** Signatures of DRM-protected URLs already used (112), per workspace. */
   drmSignatures: SingleUseGuard;
   /** Playbacks answered: `ok`, each playback error code, `throttled`. */
   outcomes: Map<string, number>;
+  /** Session requests answered, by `<kind> <result>`. */
+  sessionOutcomes: Map<string, number>;
   /** The per-address limit of refused playbacks, for the play routes. */
   refusalLimit: RefusalLimitSettings;
   /** On stop, hands the last events to ingest (stop it before statistics). */
@@ -73,21 +87,44 @@ const MAX_CLAIM_MS = 24 * 3600 * 1000;
 
 type MemoryGuards = { pbs: MemorySingleUseGuard; drm_signature: MemorySingleUseGuard };
 
-const registerMetrics = (registry: Registry, outcomes: PlaybackEdge['outcomes'], memoryGuards: MemoryGuards | undefined): void => {
-  if (registry.getSingleMetric('playline_playback_edge_playbacks_total')) return;
+/** A counter that reports a map of running totals kept by the services (they never see prom-client). */
+const totalsCounter = (registry: Registry, name: string, help: string, labelNames: readonly string[], totals: Map<string, number>, labelsOf: (key: string) => Record<string, string>): void => {
   const reported = new Map<string, number>();
   new Counter({
-    name: 'playline_playback_edge_playbacks_total',
-    help: 'Playback manifest requests answered by the edge, by result (ok, the playback error code, or throttled: a refusal past the per-address limit)',
-    labelNames: ['result'] as const,
+    name,
+    help,
+    labelNames,
     registers: [registry],
     collect() {
-      for (const [result, total] of outcomes) {
-        this.inc({ result }, total - (reported.get(result) ?? 0));
-        reported.set(result, total);
+      for (const [key, total] of totals) {
+        this.inc(labelsOf(key), total - (reported.get(key) ?? 0));
+        reported.set(key, total);
       }
     },
   });
+};
+
+const registerMetrics = (registry: Registry, edge: PlaybackEdge, memoryGuards: MemoryGuards | undefined): void => {
+  if (registry.getSingleMetric('playline_playback_edge_playbacks_total')) return;
+  totalsCounter(
+    registry,
+    'playline_playback_edge_playbacks_total',
+    'Playback manifest requests answered by the edge, by result (ok, the playback error code, or throttled: a refusal past the per-address limit)',
+    ['result'],
+    edge.outcomes,
+    (result) => ({ result }),
+  );
+  totalsCounter(
+    registry,
+    'playline_playback_edge_session_requests_total',
+    'Requests under a playback session (/play/s/<token>/...) by kind (variant playlist, content or ad file, unknown path) and result (ok, the playback error code, or throttled)',
+    ['kind', 'result'],
+    edge.sessionOutcomes,
+    (key) => {
+      const [kind = 'unknown', result = 'ok'] = key.split(' ');
+      return { kind, result };
+    },
+  );
   // Cluster mode keeps them in Redis, where counting them would cost a scan.
   if (!memoryGuards) return;
   new Gauge({
@@ -116,12 +153,13 @@ function singleUseGuards(deps: PlaybackEdgeDeps): { sessions: SingleUseGuard; dr
   return { sessions: memoryGuards.pbs, drmSignatures: memoryGuards.drm_signature, memoryGuards };
 }
 
-/** Wires the playback edge: catalogue service and its cached directory, single-use guards, ports, the edge service. */
+/** Wires the playback edge: catalogue service and its cached directory, media library, session tokens, single-use guards, ports, the services. */
 export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEdgeOverrides = {}): PlaybackEdge {
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
   const log = pino({ name: 'playback-edge', level: deps.config.logLevel });
-  const toIngest = new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
+  const onError = (message: string, err: unknown) => log.error({ err }, message);
+  const toIngest = new IngestEventSink({ ingest: deps.ingest, onError });
   const events = overrides.events ? overrides.events(toIngest) : toIngest;
   const directory = new StoredPlaybackDirectory({ db, box, clock, signingKeys: deps.signingKeys });
   const catalog = new PlaybackCatalogService({
@@ -132,23 +170,42 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     onChange: (owner) => directory.invalidate(owner),
     ...(overrides.newSecret ? { newSecret: overrides.newSecret } : {}),
   });
-  const { sessions, drmSignatures, memoryGuards } = singleUseGuards(deps);
+  const library = overrides.library ?? new FileMediaLibrary({ root: mediaRootOf(deps.config), clock, onError });
+  const tokens = new SessionTokens(box.deriveKey('playback-session-token'));
+  const refusals = new PlaybackRefusals({ ids, directory, library, events, onError });
+  const { sessions: pbsGuard, drmSignatures, memoryGuards } = singleUseGuards(deps);
   const drm = overrides.drm ?? new SimulatedDrmProvider();
   const outcomes = new Map<string, number>();
+  const sessionOutcomes = new Map<string, number>();
   const service = new PlaybackEdgeService({
     clock,
     ids,
     directory,
+    library,
     drm,
     adDecisions: overrides.adDecisions ?? new SimulatedAdDecisionServer(clock),
-    sessions,
+    sessions: pbsGuard,
     drmSignatures,
     events,
+    tokens,
+    refusals,
     stopwatch: overrides.stopwatch ?? (() => performance.now()),
-    onError: (message, err) => log.error({ err }, message),
+    onError,
     onOutcome: (outcome) => {
       const result = outcome === null ? 'ok' : String(outcome);
       outcomes.set(result, (outcomes.get(result) ?? 0) + 1);
+    },
+  });
+  const sessions = new PlaybackSessionService({
+    clock,
+    library,
+    tokens,
+    events,
+    firsts: new SessionFirsts(),
+    refusals,
+    onOutcome: (kind: SessionRequestKind, outcome) => {
+      const key = `${kind} ${outcome === null ? 'ok' : String(outcome)}`;
+      sessionOutcomes.set(key, (sessionOutcomes.get(key) ?? 0) + 1);
     },
   });
   const work = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
@@ -157,9 +214,9 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     windowMs: deps.config.playbackRefusalWindowS * 1000,
     clock,
     cluster: deps.cluster,
-    onError: (message, err) => log.error({ err }, message),
+    onError,
   };
-  const edge: PlaybackEdge = { service, catalog, directory, drm, events, sessions, drmSignatures, outcomes, refusalLimit, work };
-  if (deps.metrics) registerMetrics(deps.metrics.registry, outcomes, memoryGuards);
+  const edge: PlaybackEdge = { service, sessions, library, catalog, directory, drm, events, pbsGuard, drmSignatures, outcomes, sessionOutcomes, refusalLimit, work };
+  if (deps.metrics) registerMetrics(deps.metrics.registry, edge, memoryGuards);
   return edge;
 }

@@ -58,7 +58,7 @@ export const upsertAdConfig = (db: Db, row: AdConfigRow) =>
     .onConflict((oc) =>
       oc.columns(['workspace_id', 'name']).doUpdateSet({
         ad_server_url: row.ad_server_url,
-        slots: row.slots,
+        ad_asset_ids: row.ad_asset_ids,
         simulated_latency_ms: row.simulated_latency_ms,
         timeout_ms: row.timeout_ms,
         updated_at: row.updated_at,

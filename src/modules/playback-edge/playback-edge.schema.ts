@@ -38,10 +38,10 @@ export const AdConfigSchema = Type.Object({
   '@type': Type.Literal('PlaybackAdConfig'),
   name: Type.String({ description: 'The `ad` parameter of playback URLs using it' }),
   ad_server_url: Type.Union([Type.String(), Type.Null()], { description: 'Ad decision server (simulated: never called)' }),
-  slots_s: Type.Array(Type.Number(), { description: 'Preroll ad slot durations, seconds' }),
+  ad_asset_ids: Type.Array(Type.String(), { description: 'Ad assets of your library, stitched before the content in this order (each must be packaged, else playback answers 122)' }),
   simulated_latency_ms: Type.Integer({ description: 'How long the simulated ad decision server takes' }),
   timeout_ms: Type.Integer({ description: 'How long playback waits for the ad decision (130 beyond)' }),
-  ready: Type.Boolean({ description: 'False while not set up: playback with it answers 122' }),
+  ready: Type.Boolean({ description: 'False while not set up (no ad_server_url or no ad assets): playback with it answers 122' }),
   problems: Type.Array(Type.String()),
   ...Times,
 });
@@ -49,7 +49,7 @@ export const AdConfigSchema = Type.Object({
 export const PutAdConfigBody = Type.Object(
   {
     ad_server_url: Type.Optional(Type.Union([Type.String({ maxLength: 2048, pattern: '^https?://' }), Type.Null()])),
-    slots_s: Type.Optional(Type.Array(Type.Number({ exclusiveMinimum: 0, maximum: 120 }), { maxItems: 10 })),
+    ad_asset_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }), { maxItems: 10 })),
     simulated_latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 30_000 })),
   },
@@ -106,7 +106,7 @@ export const PrivateAssetCollection = collectionOf(PrivateAssetSchema);
 
 // The playback route
 
-export const PlayParams = Type.Object({ file: Type.String({ description: '<content id>.m3u8' }) });
+export const PlayParams = Type.Object({ file: Type.String({ description: '<content id>.m3u8: the asset id in the workspace\'s library (a packaged asset)' }) });
 
 const param = (description: string) => Type.Optional(Type.String({ description }));
 /** Documents the playback parameters; the edge checks them itself (each problem has its playback error code). */
@@ -127,16 +127,17 @@ export const PlayQuery = Type.Object(
     dur: param('Longest playback: seconds or h:mm:ss (else 100)'),
     ts: param('Live event timeline start, Unix seconds (else 115)'),
     delay: param('Seconds behind the live edge (else 116)'),
-    minDur: param('Shortest final segment, seconds (else 117)'),
-    targetDur: param('Segment duration 1-30 s (else 118)'),
+    minDur: param('A final segment with less than this many seconds inside the slice is dropped (else 117)'),
+    targetDur: param('EXT-X-TARGETDURATION at least this, 1-30 s (else 118)'),
     stopOffset: param('Seconds cut from the end (else 123)'),
     sliceStart: param('Start of the part to play, seconds (else 124)'),
     sliceStop: param('End of the part to play, seconds (else 125)'),
     startseg: param('First segment index (else 126)'),
-    hlsver: param('HLS version 3-7 (else 129)'),
+    hlsver: param('HLS version 3-7 (else 129); fMP4 playlists use at least 6'),
     ad: param('Ad configuration name (unknown: 121, not set up: 122, ad decision timeout: 130)'),
     drm: param('DRM policy name (rejected by the provider: 114); the URL is then single use (reuse: 112)'),
     sig: param('Lowercase hex HMAC-SHA256 of the query before &sig=, appended last (missing: 108, empty: 103, mismatch: 110)'),
+    CMCD: param('Common Media Client Data (CTA-5004) a player appends, even after sig: never part of the signed text; its sid names the session without pbs'),
   },
   { additionalProperties: true },
 );

@@ -1,32 +1,24 @@
 import type { Clock } from '../../platform/clock.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { PlaybackEvent } from '../vod-stats/events.schema.js';
 import { decideWithin, type AdDecisionServer } from './ad-decision.js';
+import type { CmcdSignals } from './cmcd.js';
 import type { DrmProvider } from './drm-provider.js';
-import { renderPlaylist, type AdSegment } from './hls-playlist.js';
+import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import type { PlaybackDirectory } from './playback-catalog.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
+import type { PlaybackRefusals, ViewerCall } from './playback-refusals.js';
 import { parsePlaybackQuery } from './playback-token.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
+import { multivariantOf } from './session-media.js';
+import type { SessionGrant, SessionTokens } from './session-token.js';
 import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
 
-/** Whether one more refusal may be answered as such (counted in statistics, reported), or must be a 429. */
-export type RefusalAdmission = { admitted: true } | { admitted: false; retryAfterS: number };
-
-/** Asks, for one request's client address, whether its next refusal is admitted (and counts it). */
-export type RefusalGate = () => Promise<RefusalAdmission>;
-
-export const ADMITTED: RefusalAdmission = { admitted: true };
-
 /** A playback request with what the error event and report need about the viewer. */
-export interface PlaybackCall extends PlaybackRequest {
-  /** The full URL as requested (the report's `url`). */
-  url: string;
-  userAgent: string;
-  /** Asked before a refusal the client caused (4xx) is answered: the per-address limit. Default: always admitted. */
-  refusalGate?: RefusalGate;
+export interface PlaybackCall extends PlaybackRequest, ViewerCall {
+  /** The player's CMCD: its `sid` names the session when the URL has no `pbs`. */
+  cmcd?: CmcdSignals;
 }
 
 export type PlaybackResult =
@@ -44,32 +36,32 @@ export interface PlaybackEdgeDeps {
   clock: Clock;
   ids: IdGenerator;
   directory: PlaybackDirectory;
+  library: MediaLibrary;
   drm: DrmProvider;
   adDecisions: AdDecisionServer;
   sessions: SingleUseGuard;
   drmSignatures: SingleUseGuard;
   events: PlaybackEventSink;
-  /** A monotonic millisecond reading with sub-millisecond resolution, for latencies (performance.now). */
+  tokens: SessionTokens;
+  refusals: PlaybackRefusals;
+  /** A monotonic millisecond reading with sub-millisecond resolution, for the ad decision latency (performance.now). */
   stopwatch: () => number;
   onError?: (message: string, error: unknown) => void;
   /** Called once per answered playback (metrics): null when played, the error code, or `throttled`. */
   onOutcome?: (outcome: number | null | 'throttled') => void;
 }
 
-// Limits keep every event inside the ingest's per-line and per-field limits.
-const clip = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text);
-const MAX_ID = 256;
-
 /**
- * The playback edge: checks a signed playback URL, asks the ad decision server when the URL
- * names an ad configuration, answers an HLS media playlist, and emits the playback's events
- * (request, ad, manifest, start; or request and error) into the statistics pipeline.
+ * The playback edge's front door: checks a signed playback URL, asks the ad decision server when
+ * the URL names an ad configuration, and answers a multivariant playlist whose variants and
+ * segments live under a new session's signed path (`/play/s/<token>/...`, served by
+ * PlaybackSessionService, which emits the session's manifest, ad and start events as the player
+ * fetches them). Emits `request` here; a refusal emits `request` and `error`.
  */
 export class PlaybackEdgeService {
   constructor(private readonly deps: PlaybackEdgeDeps) {}
 
   async play(call: PlaybackCall): Promise<PlaybackResult> {
-    const started = this.deps.stopwatch();
     const ts = this.deps.clock.now();
     const query = parsePlaybackQuery(call.rawQuery);
     let checked: ValidPlayback | PlaybackFailure;
@@ -79,85 +71,81 @@ export class PlaybackEdgeService {
       this.deps.onError?.('playback check failed', error);
       checked = failure(999, 500, 'the playback could not be checked');
     }
-    if (checked instanceof PlaybackFailure) return this.refuse(call, query.params, checked, ts);
+    const pbs = query.params.get('pbs');
+    const refuse = (refused: PlaybackFailure, owner?: string) =>
+      this.refuse(call, refused, ts, { owner, claimedOwner: query.params.get('oid'), library: query.params.get('coid'), session: pbs !== undefined && SESSION_ID.test(pbs) ? pbs : undefined });
+    if (checked instanceof PlaybackFailure) return refuse(checked);
 
-    const pbs = checked.options.session;
-    const session = pbs ?? this.deps.ids.uuid();
-    const base = { owner: checked.owner, asset_id: call.contentId, session_id: session, ts };
-    const events: PlaybackEvent[] = [{ type: 'request', ...base }];
-    let ads: AdSegment[] = [];
+    const sid = call.cmcd?.sid;
+    const session = checked.options.session ?? (sid !== undefined && SESSION_ID.test(sid) ? sid : this.deps.ids.uuid());
+    let ads: { assets: PackagedAsset[]; latencyMs: number } | undefined;
     if (checked.adConfig) {
-      const config = checked.adConfig;
-      const askedAt = this.deps.stopwatch();
-      const outcome = await decideWithin(
-        this.deps.adDecisions,
-        { owner: checked.owner, contentId: call.contentId, session, targeting: checked.targeting, config: { name: config.name, adServerUrl: config.adServerUrl ?? '', slotsS: config.slotsS, simulatedLatencyMs: config.simulatedLatencyMs } },
-        this.deps.clock,
-        config.timeoutMs,
-      );
-      if (outcome.kind !== 'ads') {
+      const decided = await this.decideAds(checked, call.contentId, session);
+      if (decided instanceof PlaybackFailure) {
         await releaseClaims(checked.claims, (error) => this.deps.onError?.('a single-use claim could not be given back', error));
-        if (outcome.kind === 'failed') this.deps.onError?.('ad decision failed', outcome.error);
-        const refused = outcome.kind === 'timeout'
-          ? failure(130, 504, `the ad decision server did not answer within ${config.timeoutMs} ms`)
-          : failure(999, 500, 'the ad decision server failed');
-        return this.refuse(call, query.params, refused, ts, checked.owner);
+        return refuse(decided, checked.owner);
       }
-      ads = outcome.ads;
-      events.push({ type: 'ad', ...base, latency_ms: this.elapsed(askedAt) });
+      ads = decided;
     }
-    const segmentBase = call.kind === 'asset' ? `/segments/${encodeURIComponent(call.contentId)}` : `/segments/event/${encodeURIComponent(call.contentId)}`;
-    const playlist = renderPlaylist(checked.plan, segmentBase, ads);
-    events.push({ type: 'manifest', ...base, latency_ms: this.elapsed(started) }, { type: 'start', ...base });
-    this.deps.events.emit(events);
+    const grant: SessionGrant = {
+      owner: checked.owner,
+      library: checked.asset.owner,
+      assetId: call.contentId,
+      session,
+      requestedAt: ts,
+      expiresAt: Number(query.params.get('exp')),
+      plan: checked.plan,
+      ...(ads && ads.assets.length > 0 ? { ads: { assetIds: ads.assets.map((a) => a.assetId), latencyMs: ads.latencyMs } } : {}),
+    };
+    const playlist = multivariantOf(this.deps.tokens.sign(grant), grant, checked.asset, ads?.assets ?? []);
+    this.deps.events.emit([{ type: 'request', owner: checked.owner, asset_id: call.contentId, session_id: session, ts }]);
     this.deps.onOutcome?.(null);
     return { ok: true, playlist, owner: checked.owner, session };
   }
 
-  private elapsed(since: number): number {
-    return Math.max(0, Math.round((this.deps.stopwatch() - since) * 1000) / 1000);
+  /** The preroll ads: the ad decision (130 on timeout, 999 on failure), each ad packaged in the owner's library (else 122). */
+  private async decideAds(checked: ValidPlayback, contentId: string, session: string): Promise<{ assets: PackagedAsset[]; latencyMs: number } | PlaybackFailure> {
+    const config = checked.adConfig;
+    if (!config) return { assets: [], latencyMs: 0 };
+    const askedAt = this.deps.stopwatch();
+    const outcome = await decideWithin(
+      this.deps.adDecisions,
+      { owner: checked.owner, contentId, session, targeting: checked.targeting, config: { name: config.name, adServerUrl: config.adServerUrl ?? '', adAssetIds: config.adAssetIds, simulatedLatencyMs: config.simulatedLatencyMs } },
+      this.deps.clock,
+      config.timeoutMs,
+    );
+    if (outcome.kind === 'timeout') return failure(130, 504, `the ad decision server did not answer within ${config.timeoutMs} ms`);
+    if (outcome.kind === 'failed') {
+      this.deps.onError?.('ad decision failed', outcome.error);
+      return failure(999, 500, 'the ad decision server failed');
+    }
+    const latencyMs = Math.max(0, Math.round((this.deps.stopwatch() - askedAt) * 1000) / 1000);
+    const assets: PackagedAsset[] = [];
+    for (const id of outcome.ads.slice(0, 10)) {
+      const asset = await this.deps.library.find(checked.owner, id);
+      if (!asset) return failure(122, 422, `ad configuration ${config.name}: ad asset ${id.slice(0, 64)} is not packaged in the library`);
+      assets.push(asset);
+    }
+    return { assets, latencyMs };
   }
 
-  /**
-   * Emits request + error for a URL linked to an existing workspace; nothing otherwise, and
-   * nothing for a client over its refusal limit (only refusals it caused count: not 5xx).
-   */
-  private async refuse(call: PlaybackCall, params: ReadonlyMap<string, string>, refused: PlaybackFailure, ts: number, knownOwner?: string): Promise<PlaybackResult> {
-    const admission = refused.httpStatus < 500 && call.refusalGate ? await call.refusalGate() : ADMITTED;
-    if (!admission.admitted) {
-      this.deps.onOutcome?.('throttled');
-      return { ok: false, failure: refused, owner: null, throttled: { retryAfterS: admission.retryAfterS } };
-    }
-    this.deps.onOutcome?.(refused.errorCode);
-    const owner = knownOwner ?? (await this.linkedOwner(params.get('oid')));
-    if (owner === null || call.contentId.length === 0 || call.contentId.length > MAX_ID) return { ok: false, failure: refused, owner: null };
-    const pbs = params.get('pbs');
-    const session = pbs !== undefined && SESSION_ID.test(pbs) ? pbs : this.deps.ids.uuid();
-    const base = { owner, asset_id: call.contentId, session_id: session, ts };
-    this.deps.events.emit([
-      { type: 'request', ...base },
-      {
-        type: 'error',
-        ...base,
-        error_code: refused.errorCode,
-        http_status: refused.httpStatus,
-        url: clip(call.url, 4096),
-        ip: clip(call.clientIp, 64),
-        ua: clip(call.userAgent, 1024),
-        msg: clip(refused.message, 512),
-      },
-    ]);
-    return { ok: false, failure: refused, owner };
-  }
-
-  /** The URL's owner when it names an existing workspace (errors of others cannot be linked). */
-  private async linkedOwner(oid: string | undefined): Promise<string | null> {
-    if (oid === undefined || oid.length === 0 || oid.length > 64) return null;
-    try {
-      return (await this.deps.directory.signingKeys(oid)) === null ? null : oid;
-    } catch (error) {
-      this.deps.onError?.('owner lookup failed', error);
-      return null;
-    }
+  private async refuse(
+    call: PlaybackCall,
+    refused: PlaybackFailure,
+    ts: number,
+    who: { owner: string | undefined; claimedOwner: string | undefined; library: string | undefined; session: string | undefined },
+  ): Promise<PlaybackResult> {
+    const outcome = await this.deps.refusals.refuse({
+      failure: refused,
+      call,
+      ...(who.owner !== undefined ? { owner: who.owner } : { claimedOwner: who.claimedOwner }),
+      library: who.library,
+      assetId: call.contentId,
+      session: who.session,
+      countsRequest: true,
+      ts,
+    });
+    this.deps.onOutcome?.(outcome.throttled ? 'throttled' : refused.errorCode);
+    return { ok: false, failure: refused, ...outcome };
   }
 }

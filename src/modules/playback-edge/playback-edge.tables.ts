@@ -11,14 +11,14 @@ export interface PlaybackAppKeyTable {
   revoked_at: number | null;
 }
 
-/** An ad configuration (`ad=<name>`); the ad decision server is simulated. */
+/** An ad configuration (`ad=<name>`); the ad decision server is simulated and returns the named ad assets. */
 export interface PlaybackAdConfigTable {
   workspace_id: string;
   name: string;
   /** Null while the configuration is not set up (playback answers 122). */
   ad_server_url: string | null;
-  /** JSON array of ad slot durations in seconds; empty while not set up. */
-  slots: string;
+  /** JSON array of ad asset ids (the workspace's library), in play order; empty while not set up. */
+  ad_asset_ids: string;
   simulated_latency_ms: number;
   timeout_ms: number;
   created_at: number;

@@ -21,7 +21,7 @@ export const adConfigView = (config: AdConfig): AdConfigView => {
     '@type': 'PlaybackAdConfig',
     name: config.name,
     ad_server_url: config.adServerUrl,
-    slots_s: config.slotsS,
+    ad_asset_ids: config.adAssetIds,
     simulated_latency_ms: config.simulatedLatencyMs,
     timeout_ms: config.timeoutMs,
     ready: problems.length === 0,

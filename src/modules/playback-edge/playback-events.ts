@@ -1,12 +1,12 @@
-import type { PlaybackEvent } from '../vod-stats/events.schema.js';
 import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
+import type { EdgeEvent } from './edge-events.js';
 
 /**
  * Where the edge's playback events go: the statistics pipeline (journaled and counted, and
  * accepted `error` events become Error Reports there). `emit` never waits and never throws.
  */
 export interface PlaybackEventSink {
-  emit(events: readonly PlaybackEvent[]): void;
+  emit(events: readonly EdgeEvent[]): void;
   /** Resolves once every event emitted so far has been handed over and answered. */
   flush(): Promise<void>;
 }
@@ -44,7 +44,7 @@ export class IngestEventSink implements PlaybackEventSink {
     this.onError = options.onError ?? (() => undefined);
   }
 
-  emit(events: readonly PlaybackEvent[]): void {
+  emit(events: readonly EdgeEvent[]): void {
     for (const event of events) {
       if (this.pending.length >= this.maxPending) {
         this.counters.dropped += 1;
@@ -91,9 +91,9 @@ export class IngestEventSink implements PlaybackEventSink {
 
 /** Keeps events in memory (tests, and the edge before statistics are wired). */
 export class MemoryEventSink implements PlaybackEventSink {
-  readonly events: PlaybackEvent[] = [];
+  readonly events: EdgeEvent[] = [];
 
-  emit(events: readonly PlaybackEvent[]): void {
+  emit(events: readonly EdgeEvent[]): void {
     this.events.push(...events);
   }
 

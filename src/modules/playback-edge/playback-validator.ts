@@ -1,11 +1,13 @@
 import type { Clock } from '../../platform/clock.js';
 import { signaturesEqual } from '../../platform/auth/v4-signature.js';
 import type { DrmProvider } from './drm-provider.js';
-import { assetDurationS, planAsset, planEvent, type PlaylistPlan } from './hls-playlist.js';
+import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import { adConfigProblems, type AdConfig, type PlaybackDirectory } from './playback-catalog.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { parsePlaybackOptions, type PlaybackOptions } from './playback-params.js';
 import { contentTypeOf, playbackSignature, TOKEN_VERSION, type ContentKind, type PlaybackQuery } from './playback-token.js';
+import { checkEventWindow, planSegments, sessionPlanOf } from './segment-plan.js';
+import type { SessionPlan } from './session-token.js';
 import { releaseClaims, type SingleUseClaim, type SingleUseGuard } from './single-use-guard.js';
 
 /** A playback request as the edge sees it, before any check. */
@@ -23,7 +25,10 @@ export interface PlaybackRequest {
 /** A URL that passed every check: what to play, for whom. */
 export interface ValidPlayback {
   owner: string;
-  plan: PlaylistPlan;
+  /** The packaged asset to play (from the library of `coid` when given, else of `owner`). */
+  asset: PackagedAsset;
+  /** The URL's options that shape the segment list, checked against every rendition. */
+  plan: SessionPlan;
   options: PlaybackOptions;
   adConfig: AdConfig | undefined;
   /** `ad.*` parameters, passed to the ad decision server. */
@@ -35,6 +40,7 @@ export interface ValidPlayback {
 export interface PlaybackCheckDeps {
   clock: Clock;
   directory: PlaybackDirectory;
+  library: MediaLibrary;
   drm: DrmProvider;
   /** Playback sessions (`pbs`) already used. */
   sessions: SingleUseGuard;
@@ -113,10 +119,28 @@ async function claimAll(wanted: readonly SingleUseWanted[], expiresAt: number): 
 }
 
 /**
+ * The content plan: the packaged asset from the library and the URL's options applied to every
+ * rendition's segments (117, 123-126), or for a live event its window checks (115, 117) and then
+ * 999/404, since live events have no output the edge could serve yet.
+ */
+async function contentOf(req: PlaybackRequest, options: PlaybackOptions, library: string, now: number, media: MediaLibrary): Promise<{ asset: PackagedAsset; plan: SessionPlan } | PlaybackFailure> {
+  if (req.kind === 'event') return checkEventWindow(now, options) ?? failure(999, 404, `live event ${req.contentId.slice(0, 64)} has no live output to play`);
+  const asset = await media.find(library, req.contentId);
+  if (!asset) return failure(999, 404, `asset ${req.contentId.slice(0, 64)} is not in the library (or not packaged yet)`);
+  const plan = sessionPlanOf(options);
+  for (const rendition of asset.manifest.renditions) {
+    const range = planSegments(rendition.segments.map((s) => s.duration_s), asset.manifest.duration_s, plan);
+    if (range instanceof PlaybackFailure) return range;
+  }
+  return { asset, plan };
+}
+
+/**
  * Checks a playback URL and maps the first problem to exactly one playback error code, in
  * this order: presence and form (103, 113, 108, 101, 105/106, 107, optional parameters,
  * format), signature (119, 120, 109/110), expiry (104), IP (111), private content (102), the
- * content plan (117, 123-126, 115), DRM policy (114), ad configuration (121, 122), and the
+ * content plan (an asset the library does not hold: 999/404; 117, 123-126, 115), DRM policy
+ * (114), ad configuration (121, 122, also an ad asset that is not packaged), and the
  * single-use claims (127, 112). The ad decision (130) is the caller's, after this.
  */
 export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps: PlaybackCheckDeps): Promise<ValidPlayback | PlaybackFailure> {
@@ -143,8 +167,8 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
     if (shared && !shared.sharedWith.includes(owner)) return failure(102, 403, 'the content is private and not shared with this workspace');
   }
 
-  const plan = req.kind === 'asset' ? planAsset(assetDurationS(req.contentId), options) : planEvent(now, options);
-  if (plan instanceof PlaybackFailure) return plan;
+  const content = await contentOf(req, options, contentOwner ?? owner, now, deps.library);
+  if (content instanceof PlaybackFailure) return content;
 
   const drmName = p.get('drm');
   if (drmName !== undefined) {
@@ -161,6 +185,9 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
     if (!adConfig) return failure(121, 400, `no ad configuration named ${adName.slice(0, 64)}`);
     const problems = adConfigProblems(adConfig);
     if (problems.length > 0) return failure(122, 422, `ad configuration ${adConfig.name} is not set up: ${problems.join('; ')}`);
+    for (const adAsset of adConfig.adAssetIds) {
+      if (!(await deps.library.find(owner, adAsset))) return failure(122, 422, `ad configuration ${adConfig.name} names ad asset ${adAsset}, which is not packaged in the library`);
+    }
   }
 
   // Claims last: a URL refused for any other reason must not use up its session or signature.
@@ -176,5 +203,5 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
 
   const targeting: Record<string, string> = {};
   for (const [name, value] of p) if (name.startsWith('ad.')) targeting[name.slice(3)] = value;
-  return { owner, plan, options, adConfig, targeting, claims };
+  return { owner, asset: content.asset, plan: content.plan, options, adConfig, targeting, claims };
 }

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import { placeFakeAssets } from './testing/edge-test-kit.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
 import { testEdge, type TestEdge } from './testing/edge-test-kit.js';
@@ -21,6 +22,8 @@ describe('refused playbacks are rate limited per client address', () => {
   before(async () => {
     edge = testEdge();
     t = await createTestApp({ env: { ...limitEnv, PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' }, overrides: { playbackEdge: edge.overrides } });
+    // 'flooded' is in the library, so its refusals count on the asset (not for the workspace only).
+    await placeFakeAssets(t, t.workspace.id, ['movie', 'flooded']);
     receiver = await startLocalReceiver();
     await t.client.errorReporting.putSettings({ callback_url: receiver.url, enabled: true });
   });
@@ -106,6 +109,7 @@ describe('in cluster mode the refused-playback limit holds across instances (Red
   let pair: ClusterPair;
   before(async () => {
     pair = await clusterPair({ env: limitEnv });
+    await placeFakeAssets(pair.b, pair.b.workspace.id, ['movie']);
   });
   after(() => pair?.close());
 

@@ -3,7 +3,7 @@ import { fastifyRateLimit, type FastifyRateLimitStore, type FastifyRateLimitStor
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../platform/clock.js';
 import type { App } from '../../platform/http/types.js';
-import { ADMITTED, type RefusalGate } from './playback-edge.service.js';
+import { ADMITTED, type RefusalGate } from './playback-refusals.js';
 
 export interface RefusalLimitSettings {
   /** Refusals admitted per client address and window; 0 turns the limit off. */

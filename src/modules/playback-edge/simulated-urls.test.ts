@@ -5,15 +5,20 @@ import type { FakeClock } from '../../platform/clock.js';
 import { playbackErrorMeaning } from '../vod-stats/playback-error-codes.js';
 import { SIM, badSessions, goodSession, type SimulatedViewer } from './simulated-urls.js';
 import { prepareCatalogue } from './simulator-setup.js';
-import { driveClock } from './testing/edge-test-kit.js';
+import { driveClock, placeFakeAssets } from './testing/edge-test-kit.js';
 
 describe('simulated viewers: each bad session fails with its code, good ones play', () => {
   let t: TestApp;
   let viewer: (n: number) => SimulatedViewer;
   before(async () => {
     t = await createTestApp();
-    const appKeySecret = await prepareCatalogue(t.client);
-    await prepareCatalogue(t.other.client);
+    // Viewers 1-40 run the recipes, 100 and 101 the good sessions.
+    const assets = [...Array.from({ length: 40 }, (_, n) => `sim-asset-${n + 1}`), 'sim-asset-100', 'sim-asset-101'];
+    await placeFakeAssets(t, t.workspace.id, [...assets, 'sim-ad']);
+    await placeFakeAssets(t, t.other.workspace.id, ['sim-ad']);
+    const appKeySecret = await prepareCatalogue(t.client, 'sim-ad');
+    await prepareCatalogue(t.other.client, 'sim-ad');
+
     viewer = (n) => ({
       owner: t.workspace.id,
       apiKey: t.key.secret,

@@ -1,4 +1,5 @@
 import { PlaylineApiError, PlaylineClient } from '../../client/index.js';
+import { placeSimulatedMedia } from './simulated-media.js';
 import { SIM } from './simulated-urls.js';
 import { emptyTotals, sumTotals, type SimulatedOwner, type TrafficTotals } from './traffic-simulator.js';
 
@@ -16,6 +17,13 @@ export interface SimulatorSetupInput {
   assetsPerOwner: number;
   /** Make sure some other workspace keeps `sim-private` private (needed for code 102). */
   needContentOwner: boolean;
+  /**
+   * The server's media root (`PLAYLINE_MEDIA_DIR`, else `<data dir>/media`): the simulated assets
+   * and the ad are packaged there (one clip generated with ffmpeg, then linked), since the
+   * edge plays only packaged assets.
+   */
+  mediaRoot: string;
+  ffmpeg?: string;
 }
 
 export interface PreparedSimulation {
@@ -44,12 +52,12 @@ export async function createSimulatedWorkspace(baseUrl: string, adminToken: stri
 
 const clientOf = (baseUrl: string, c: OwnerCredentials) => new PlaylineClient({ baseUrl, owner: c.owner, apiKey: c.key });
 
-/** The catalogue entries the simulated error codes rely on; returns the `sim-app` v1 secret. */
-export async function prepareCatalogue(client: PlaylineClient): Promise<string> {
+/** The catalogue entries the simulated error codes rely on (ads play `adAssetId`); returns the `sim-app` v1 secret. */
+export async function prepareCatalogue(client: PlaylineClient, adAssetId: string): Promise<string> {
   const p = client.playback;
-  await p.putAdConfig(SIM.adReady, { ad_server_url: 'https://ads.example.com/vast', slots_s: [15], simulated_latency_ms: 15, timeout_ms: 2000 });
+  await p.putAdConfig(SIM.adReady, { ad_server_url: 'https://ads.example.com/vast', ad_asset_ids: [adAssetId], simulated_latency_ms: 15, timeout_ms: 2000 });
   await p.putAdConfig(SIM.adDraft, {});
-  await p.putAdConfig(SIM.adSlow, { ad_server_url: 'https://slow-ads.example.com/vast', slots_s: [10], simulated_latency_ms: 1500, timeout_ms: 150 });
+  await p.putAdConfig(SIM.adSlow, { ad_server_url: 'https://slow-ads.example.com/vast', ad_asset_ids: [adAssetId], simulated_latency_ms: 1500, timeout_ms: 150 });
   await p.putDrmPolicy(SIM.drmOk, { provider: 'widevine', settings: { security_level: 1, hdcp: 'type1' } });
   await p.putDrmPolicy(SIM.drmRejected, { provider: 'fairplay', settings: { security_level: 3000 } });
   await p.putPrivateAsset(SIM.privateAsset, []);
@@ -62,9 +70,9 @@ export async function prepareCatalogue(client: PlaylineClient): Promise<string> 
 }
 
 /**
- * Gets the owners ready over the public API: creates workspaces (admin token) or uses the
- * ones given, and puts the ad configurations, DRM policies, application key and private asset
- * the error codes need into each catalogue.
+ * Gets the owners ready: creates workspaces (admin token) or uses the ones given, packages
+ * their assets and ad into the media root, and puts the ad configurations, DRM policies,
+ * application key and private asset the error codes need into each catalogue (public API).
  */
 export async function prepareSimulation(input: SimulatorSetupInput): Promise<PreparedSimulation> {
   let credentials = input.credentials ?? [];
@@ -73,8 +81,9 @@ export async function prepareSimulation(input: SimulatorSetupInput): Promise<Pre
     credentials = [];
     for (let i = 0; i < input.owners; i++) credentials.push(await createSimulatedWorkspace(input.baseUrl, input.adminToken, `simulated owner ${i + 1}`));
   }
+  const media = await placeSimulatedMedia({ root: input.mediaRoot, owners: credentials.map((c) => c.owner), assetsPerOwner: input.assetsPerOwner, ...(input.ffmpeg ? { ffmpeg: input.ffmpeg } : {}) });
   const appSecrets: string[] = [];
-  for (const c of credentials) appSecrets.push(await prepareCatalogue(clientOf(input.baseUrl, c)));
+  for (const c of credentials) appSecrets.push(await prepareCatalogue(clientOf(input.baseUrl, c), media.adOf(c.owner)));
   let lender: string | null = null;
   if (credentials.length === 1 && input.needContentOwner && input.adminToken) {
     const extra = await createSimulatedWorkspace(input.baseUrl, input.adminToken, 'simulated content owner');
@@ -86,7 +95,7 @@ export async function prepareSimulation(input: SimulatorSetupInput): Promise<Pre
     apiKey: c.key,
     appKeySecret: appSecrets[i] ?? '',
     contentOwner: credentials.length > 1 ? (credentials[(i + 1) % credentials.length]?.owner ?? null) : lender,
-    assets: Array.from({ length: input.assetsPerOwner }, (_, k) => `sim-asset-${k + 1}`),
+    assets: media.assetsOf(c.owner),
   }));
   return { owners, credentials };
 }

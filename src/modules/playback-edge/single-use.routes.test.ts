@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import { placeFakeAssets } from './testing/edge-test-kit.js';
 
 const play = async (t: TestApp, url: string) => {
   const response = await t.app.inject({ method: 'GET', url });
@@ -12,6 +13,8 @@ describe('single-use values in the embedded mode are bounded per workspace', () 
   let t: TestApp;
   before(async () => {
     t = await createTestApp({ env: { PLAYLINE_PLAYBACK_SINGLE_USE_CAPACITY: '3' } });
+    await placeFakeAssets(t, t.workspace.id, ['movie-a', ...Array.from({ length: 10 }, (_, i) => `movie-${i}`)]);
+    await placeFakeAssets(t, t.other.workspace.id, ['movie-b']);
     await t.client.playback.putDrmPolicy('wv', { provider: 'widevine', settings: { security_level: 1 } });
     await t.other.client.playback.putDrmPolicy('wv', { provider: 'widevine', settings: { security_level: 1 } });
   });
@@ -46,6 +49,8 @@ describe('single-use values in cluster mode are shared by every instance (Redis)
   before(async () => {
     pair = await clusterPair();
     ({ a, b } = pair);
+    // One media directory for the deployment (both instances read it): the workspace of `a` plays.
+    await placeFakeAssets(a, a.workspace.id, ['movie-1', 'movie-2']);
     await a.client.playback.putDrmPolicy('wv', { provider: 'widevine', settings: { security_level: 1 } });
   });
   after(() => pair?.close());

@@ -8,6 +8,21 @@ const seeded = (seed: number) => () => {
   return seed / 2 ** 31;
 };
 
+/**
+ * A fake edge: playback URLs answer a multivariant naming one session variant (its token says
+ * whether ads were asked), variants name an ad segment (with ads) and two content segments.
+ */
+const fakeEdge = (path: string): { status: number; errorCode: number | null; body: string } => {
+  if (path.includes('tc=2')) return { status: 400, errorCode: 113, body: '' };
+  if (path.includes('.mpd?')) return { status: 404, errorCode: 999, body: '' };
+  if (path.startsWith('/play/s/')) {
+    if (!path.endsWith('.m3u8')) return { status: 200, errorCode: null, body: '' };
+    const ad = path.includes('/s/with-ad/') ? '#EXT-X-MAP:URI="../a/0/ad/init.mp4"\n#EXTINF:4,\n../a/0/ad/seg_00000.m4s\n#EXT-X-DISCONTINUITY\n' : '';
+    return { status: 200, errorCode: null, body: `#EXTM3U\n${ad}#EXT-X-MAP:URI="../c/360p/init.mp4"\n#EXTINF:4,\n../c/360p/seg_00000.m4s\n#EXTINF:4,\n../c/360p/seg_00001.m4s\n` };
+  }
+  return { status: 200, errorCode: null, body: `#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\ns/${path.includes('ad=') ? 'with-ad' : 'plain'}/v/360p.m3u8\n` };
+};
+
 const owners: SimulatedOwner[] = ['o1', 'o2'].map((owner) => ({ owner, apiKey: `${owner}-key`, appKeySecret: 's', contentOwner: null, assets: ['a1', 'a2', 'a3'] }));
 
 test('sessions start at the rate for the duration; totals count what the edge answered', async () => {
@@ -17,9 +32,10 @@ test('sessions start at the rate for the duration; totals count what the edge an
   let maxInFlight = 0;
   const simulator = new TrafficSimulator({
     now: () => now,
+    // Time moves only here, after the sessions in flight had their turn (a session makes several requests).
     wait: (ms) => {
       now += ms;
-      return Promise.resolve();
+      return new Promise((resolve) => setImmediate(resolve));
     },
     random: seeded(7),
     async get(path) {
@@ -28,9 +44,7 @@ test('sessions start at the rate for the duration; totals count what the edge an
       maxInFlight = Math.max(maxInFlight, inFlight);
       await Promise.resolve();
       inFlight -= 1;
-      if (path.includes('tc=2')) return { status: 400, errorCode: 113 };
-      if (path.includes('.mpd?')) return { status: 404, errorCode: 999 };
-      return { status: 200, errorCode: null };
+      return fakeEdge(path);
     },
   });
   const progress: TrafficProgress[] = [];
@@ -39,19 +53,26 @@ test('sessions start at the rate for the duration; totals count what the edge an
     (p) => progress.push(structuredClone(p)),
   );
   assert.ok(report.sessions >= 198 && report.sessions <= 200, String(report.sessions));
-  assert.equal(report.totals.requests, paths.length);
+  const playbacks = paths.filter((p) => !p.startsWith('/play/s/'));
+  assert.equal(report.totals.requests, playbacks.length);
   assert.equal(report.totals.requests, report.sessions);
   const errors = (report.totals.errors['113'] ?? 0) + (report.totals.errors['999'] ?? 0);
   assert.equal(report.totals.manifest + errors, report.sessions);
   assert.ok(errors > 30 && errors < 90, `about 30 % errors: ${errors}`);
   assert.ok(report.totals.ad > 30 && report.totals.ad < report.totals.manifest, `about half the good sessions with ads: ${report.totals.ad}`);
   assert.equal(paths.filter((p) => p.includes('ad=sim-ads')).length, report.totals.ad);
+  // A good session plays like a player starting up: its variant, the first ad segment (with ads), the first content segment.
+  assert.equal(paths.filter((p) => p.endsWith('/v/360p.m3u8')).length, report.totals.manifest);
+  assert.equal(paths.filter((p) => p.endsWith('/a/0/ad/seg_00000.m4s')).length, report.totals.ad);
+  assert.equal(paths.filter((p) => p.endsWith('/c/360p/seg_00000.m4s')).length, report.totals.manifest);
+  assert.equal(paths.filter((p) => p.endsWith('seg_00001.m4s') || p.endsWith('init.mp4')).length, 0, 'nothing more');
+  assert.equal(report.totals.new, report.totals.manifest);
   assert.deepEqual(sumTotals(Object.values(report.byOwner)), report.totals);
   assert.deepEqual(Object.keys(report.byOwner).sort(), ['o1', 'o2']);
   assert.ok(maxInFlight <= 4);
   assert.ok(progress.length >= 2, 'progress once a second and at the end');
   assert.ok(progress[0] && progress[0].sessions >= 99 && progress[0].sessions <= 101);
-  assert.ok(paths.every((p) => /^\/play\/[^?]+\?tc=\d&exp=\d+&rn=[^&]+&ct=a&cid=a\d&oid=o\d&pbs=sim-[a-z0-9]+/.test(p)), paths[0]);
+  assert.ok(playbacks.every((p) => /^\/play\/[^?]+\?tc=\d&exp=\d+&rn=[^&]+&ct=a&cid=a\d&oid=o\d&pbs=sim-[a-z0-9]+/.test(p)), playbacks[0]);
 });
 
 test('a failed request is counted apart, never in the totals', async () => {
@@ -73,7 +94,7 @@ test('a refusal throttled by the edge (429) is counted apart, never in the total
     now: () => now,
     wait: (ms) => ((now += ms), Promise.resolve()),
     random: seeded(3),
-    get: (path) => Promise.resolve(path.includes('tc=2') ? { status: 429, errorCode: null } : { status: 200, errorCode: null }),
+    get: (path) => Promise.resolve(path.includes('tc=2') ? { status: 429, errorCode: null, body: '' } : fakeEdge(path)),
   });
   const report = await simulator.run({ owners, ratePerS: 50, durationMs: 1000, adShare: 0, errorShares: new Map([[113, 0.5]]), concurrency: 2 });
   assert.ok(report.throttled > 0);

@@ -37,8 +37,8 @@ export interface SimulatorPorts {
   now(): number;
   wait(ms: number): Promise<void>;
   random(): number;
-  /** GET a playback path; the playback error code is the `x-playback-error-code` header (null when absent). */
-  get(path: string): Promise<{ status: number; errorCode: number | null }>;
+  /** GET a path of the edge; the playback error code is the `x-playback-error-code` header (null when absent); `body` as text. */
+  get(path: string): Promise<{ status: number; errorCode: number | null; body: string }>;
 }
 
 export interface TrafficProgress {
@@ -61,17 +61,34 @@ export interface TrafficReport extends TrafficProgress {
 
 export const emptyTotals = (): TrafficTotals => ({ requests: 0, manifest: 0, ad: 0, new: 0, errors: {} });
 
-const addTo = (t: TrafficTotals, status: number, errorCode: number | null, withAd: boolean): void => {
-  t.requests += 1;
-  if (status === 200) {
+/** What one viewer session got from the edge, counted the way the statistics count the edge's events. */
+interface SessionOutcome {
+  /** Playback requests answered (not throttled). */
+  requests: number;
+  /** Error codes of the refused ones. */
+  errors: number[];
+  /** The first variant playlist was served (manifest, and a new session). */
+  manifest: boolean;
+  /** The first ad segment was served. */
+  ad: boolean;
+}
+
+const addTo = (t: TrafficTotals, o: SessionOutcome): void => {
+  t.requests += o.requests;
+  for (const code of o.errors) t.errors[String(code)] = (t.errors[String(code)] ?? 0) + 1;
+  if (o.manifest) {
     t.manifest += 1;
     t.new += 1;
-    if (withAd) t.ad += 1;
-  } else {
-    const code = String(errorCode ?? 999);
-    t.errors[code] = (t.errors[code] ?? 0) + 1;
   }
+  if (o.ad) t.ad += 1;
 };
+
+/** A URI of a playlist resolved against the playlist's path, as a player resolves it. */
+const resolve = (base: string, uri: string): string => {
+  const url = new URL(uri, new URL(base, 'http://edge'));
+  return `${url.pathname}${url.search}`;
+};
+const uris = (playlist: string): string[] => playlist.split('\n').map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith('#'));
 
 const TICK_MS = 10;
 const PROGRESS_EVERY_MS = 1000;
@@ -79,7 +96,10 @@ const PROGRESS_EVERY_MS = 1000;
 /**
  * Drives viewer sessions through the playback edge at a steady rate: each session picks an
  * owner and asset, then a playback that is good (with ads for `adShare` of them) or meant to
- * fail with one code. Totals are counted from the answers, the way the statistics count events.
+ * fail with one code. A good session then plays like a player starting up: its first variant
+ * playlist, its first ad segment (with ads) and its first content segment, which is what the
+ * edge counts as manifest, ad and start. Totals are counted from the answers, the way the
+ * statistics count the edge's events.
  */
 export class TrafficSimulator {
   private readonly totals = emptyTotals();
@@ -158,24 +178,50 @@ export class TrafficSimulator {
       const urls = code === null ? [goodSession(viewer, withAd)] : (badSessions[code]?.(viewer) ?? [goodSession(viewer, false)]);
       const totals = this.byOwner.get(owner.owner) ?? emptyTotals();
       this.byOwner.set(owner.owner, totals);
+      const outcome: SessionOutcome = { requests: 0, errors: [], manifest: false, ad: false };
       for (const url of urls) {
-        let answer: { status: number; errorCode: number | null };
-        try {
-          answer = await this.ports.get(url);
-        } catch {
-          this.failed += 1;
-          continue;
-        }
-        if (answer.status === 429) {
-          this.throttled += 1;
-          continue;
-        }
-        addTo(this.totals, answer.status, answer.errorCode, withAd);
-        addTo(totals, answer.status, answer.errorCode, withAd);
+        const answer = await this.fetch(url);
+        if (answer === null) continue;
+        outcome.requests += 1;
+        if (answer.status !== 200) outcome.errors.push(answer.errorCode ?? 999);
+        else if (code === null) await this.startPlaying(url, answer.body, withAd, outcome);
       }
+      addTo(this.totals, outcome);
+      addTo(totals, outcome);
     } finally {
       this.inFlight -= 1;
     }
+  }
+
+  /** One GET; null when it got no answer (counted as failed) or was throttled (counted apart). */
+  private async fetch(path: string): Promise<{ status: number; errorCode: number | null; body: string } | null> {
+    let answer: { status: number; errorCode: number | null; body: string };
+    try {
+      answer = await this.ports.get(path);
+    } catch {
+      this.failed += 1;
+      return null;
+    }
+    if (answer.status === 429) {
+      this.throttled += 1;
+      return null;
+    }
+    return answer;
+  }
+
+  /** What a player fetches to start: the first variant, the first ad segment (with ads), the first content segment. */
+  private async startPlaying(url: string, multivariant: string, withAd: boolean, outcome: SessionOutcome): Promise<void> {
+    const variantUri = uris(multivariant)[0];
+    if (!variantUri) return;
+    const variantPath = resolve(url, variantUri);
+    const variant = await this.fetch(variantPath);
+    if (variant?.status !== 200) return;
+    outcome.manifest = true;
+    const media = uris(variant.body).map((uri) => resolve(variantPath, uri));
+    const firstAd = media.find((path) => path.includes('/a/'));
+    if (withAd && firstAd) outcome.ad = (await this.fetch(firstAd))?.status === 200;
+    const firstContent = media.find((path) => path.includes('/c/'));
+    if (firstContent) await this.fetch(firstContent);
   }
 }
 

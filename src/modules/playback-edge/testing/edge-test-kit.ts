@@ -1,9 +1,12 @@
+import { mediaRootOf } from '../../../platform/media/media-root.js';
 import type { FakeClock } from '../../../platform/clock.js';
-import type { PlaybackEvent } from '../../vod-stats/events.schema.js';
+import type { Config } from '../../../platform/config.js';
+import type { EdgeEvent } from '../edge-events.js';
 import type { AdDecisionServer } from '../ad-decision.js';
 import type { PlaybackEdgeOverrides } from '../playback-edge.module.js';
 import type { PlaybackEventSink } from '../playback-events.js';
 import { playbackSignature } from '../playback-token.js';
+import { writeFakeAsset } from './media-fixtures.js';
 
 /** A stopwatch that moves `stepMs` on every reading, so measured latencies are known in advance. */
 export class FakeStopwatch {
@@ -19,9 +22,9 @@ export class FakeStopwatch {
 export class TeeEventSink implements PlaybackEventSink {
   constructor(
     private readonly next: PlaybackEventSink,
-    readonly events: PlaybackEvent[] = [],
+    readonly events: EdgeEvent[] = [],
   ) {}
-  emit(events: readonly PlaybackEvent[]): void {
+  emit(events: readonly EdgeEvent[]): void {
     this.events.push(...events);
     this.next.emit(events);
   }
@@ -34,7 +37,7 @@ export interface TestEdge {
   /** Give these to the runtime: `createTestApp({ overrides: { playbackEdge: kit.overrides } })`. */
   overrides: PlaybackEdgeOverrides;
   /** Every event the edge emitted, in order. */
-  events: PlaybackEvent[];
+  events: EdgeEvent[];
   stopwatch: FakeStopwatch;
 }
 
@@ -44,7 +47,7 @@ export interface TestEdge {
  */
 export function testEdge(options: { adDecisions?: AdDecisionServer; stepMs?: number } = {}): TestEdge {
   const stopwatch = new FakeStopwatch(options.stepMs);
-  const events: PlaybackEvent[] = [];
+  const events: EdgeEvent[] = [];
   const overrides: PlaybackEdgeOverrides = {
     events: (toIngest) => new TeeEventSink(toIngest, events),
     stopwatch: stopwatch.read,
@@ -81,4 +84,31 @@ export async function driveClock<T>(pending: Promise<T>, clock: FakeClock, stepM
     if (!settled) clock.advance(stepMs);
   }
   return watched;
+}
+
+/** A path (with query) resolved against the URL of the playlist that names it, as a player does. */
+export const resolveUri = (base: string, uri: string): string => {
+  const url = new URL(uri, new URL(base, 'http://edge.test'));
+  return `${url.pathname}${url.search}`;
+};
+
+/** The media URIs of a variant playlist (init segments from EXT-X-MAP, media segments), in order, resolved against it. */
+export function mediaUris(variantPath: string, text: string): { maps: string[]; segments: string[] } {
+  const maps: string[] = [];
+  const segments: string[] = [];
+  for (const line of text.split('\n')) {
+    const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
+    if (map?.[1]) maps.push(resolveUri(variantPath, map[1]));
+    else if (line.length > 0 && !line.startsWith('#')) segments.push(resolveUri(variantPath, line));
+  }
+  return { maps, segments };
+}
+
+/** The variant playlist URIs of a multivariant playlist, resolved against it. */
+export const variantUris = (multivariantPath: string, text: string): string[] =>
+  text.split('\n').filter((l) => l.length > 0 && !l.startsWith('#')).map((l) => resolveUri(multivariantPath, l));
+
+/** Packages placeholder assets (no ffmpeg) into a test app's media root, for the workspace `owner`. */
+export async function placeFakeAssets(t: { runtime: { config: Pick<Config, 'dataDir' | 'mediaDir'> } }, owner: string, ids: readonly string[]): Promise<void> {
+  for (const id of ids) await writeFakeAsset(mediaRootOf(t.runtime.config), owner, id);
 }

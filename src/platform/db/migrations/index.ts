@@ -4,7 +4,7 @@ import { deploymentChecksMigration } from './0002_deployment_checks.js';
 import { errorReportingMigration } from '../../../modules/error-reporting/error-reporting.migration.js';
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
-import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
+import { playbackAdAssetsMigration, playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
 import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
 import { assetsMigration } from '../../../modules/assets/assets.migration.js';
 
@@ -25,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0600_cluster': journalMigration,
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
   '0700_assets': assetsMigration,
+  '0701_playback_ad_assets': playbackAdAssetsMigration,
 };

@@ -1,0 +1,80 @@
+import Hls, { type ErrorData } from 'hls.js';
+import type { DashboardApi } from '../api/client.js';
+import { h, setText } from '../dom.js';
+
+/** What the edge said when it refused a request (problem+json), from the XHR hls.js made. */
+const refusalOf = (data: ErrorData): string | undefined => {
+  const xhr = data.networkDetails as XMLHttpRequest | undefined;
+  if (!(xhr instanceof XMLHttpRequest) || xhr.status < 400) return undefined;
+  const code = xhr.getResponseHeader('x-playback-error-code');
+  let detail: string;
+  try {
+    detail = String((JSON.parse(xhr.responseText) as { detail?: unknown }).detail ?? '');
+  } catch {
+    detail = xhr.statusText;
+  }
+  return `the edge answered ${xhr.status}${code ? `, playback error ${code}` : ''}: ${detail}`;
+};
+
+/**
+ * Plays an asset of the signed-in workspace with hls.js (CMCD on), through a playback URL the
+ * page signs with the signed-in key: a real playback, so the asset's statistics count it.
+ */
+export class AssetPlayer {
+  readonly element: HTMLElement;
+  private readonly video = h('video', { id: 'asset-video', controls: true, muted: true, playsinline: true, preload: 'none' });
+  private readonly status = h('p', { class: 'muted', id: 'player-status' }, 'Press Play: the page signs a playback URL for one hour and plays it here.');
+  private readonly adInput = h('input', { type: 'text', id: 'player-ad', placeholder: 'ad configuration (optional)', autocomplete: 'off' });
+  private readonly playButton = h('button', { type: 'button', class: 'primary', id: 'player-play' }, 'Play');
+  private hls: Hls | undefined;
+  private assetId: string | undefined;
+
+  constructor(private readonly api: DashboardApi) {
+    this.playButton.addEventListener('click', () => void this.play());
+    this.element = h('div', { class: 'player' }, this.video, h('div', { class: 'row' }, this.playButton, this.adInput), this.status);
+  }
+
+  /** Shows the player for an asset (stopping what played before). */
+  load(assetId: string | undefined): void {
+    if (assetId !== this.assetId) this.stop();
+    this.assetId = assetId;
+  }
+
+  stop(): void {
+    this.hls?.destroy();
+    this.hls = undefined;
+    this.video.removeAttribute('src');
+    this.video.load();
+  }
+
+  private async play(): Promise<void> {
+    const assetId = this.assetId;
+    if (!assetId) return;
+    this.stop();
+    const adConfig = this.adInput.value.trim();
+    const url = await this.api.playbackUrl(assetId, adConfig ? { adConfig } : {});
+    this.video.dataset.playbackUrl = url;
+    if (!Hls.isSupported()) {
+      // Safari plays HLS itself (no CMCD then).
+      this.video.src = url;
+      await this.video.play().catch(() => undefined);
+      return;
+    }
+    const hls = new Hls({ cmcd: { contentId: assetId }, enableWorker: false });
+    this.hls = hls;
+    hls.on(Hls.Events.MANIFEST_PARSED, (_event, data) => {
+      setText(this.status, `Playing: ${data.levels.map((l) => `${l.height}p`).join(', ')}${adConfig ? `, with the ads of ${adConfig}` : ''}.`);
+      void this.video.play().catch(() => undefined);
+    });
+    hls.on(Hls.Events.ERROR, (_event, data) => {
+      if (!data.fatal) return;
+      setText(this.status, `Playback stopped: ${refusalOf(data) ?? data.details}`);
+      this.status.classList.add('problem');
+      hls.destroy();
+    });
+    this.status.classList.remove('problem');
+    setText(this.status, 'Loading…');
+    hls.loadSource(url);
+    hls.attachMedia(this.video);
+  }
+}

@@ -1,0 +1,118 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../../platform/clock.js';
+import { parsePackagedManifest, type PackagedManifest, type PackagedRendition } from './packaged-manifest.js';
+
+/** A packaged asset as the edge plays it: its manifest, where its files are, and which files a session may fetch. */
+export interface PackagedAsset {
+  owner: string;
+  assetId: string;
+  /** Absolute directory holding manifest.json and the files it names. */
+  dir: string;
+  manifest: PackagedManifest;
+  renditions: ReadonlyMap<string, PackagedRendition>;
+  /** Every init segment and media segment the manifest names (paths relative to `dir`). */
+  files: ReadonlySet<string>;
+}
+
+/** The port to the asset library's packaged output: read-only, no database. */
+export interface MediaLibrary {
+  /** The packaged asset, or undefined when the workspace's library does not hold it (or it is not packaged yet). */
+  find(owner: string, assetId: string): Promise<PackagedAsset | undefined>;
+}
+
+/** Ids that can name a directory: anything else is not in any library. */
+const PATH_SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+interface Entry {
+  asset: PackagedAsset | undefined;
+  /** When the manifest was last looked at (clock ms). */
+  checkedAt: number;
+  /** The manifest file's identity when read: a rewrite (new inode or mtime) is read again. */
+  version: string;
+}
+
+export interface FileMediaLibraryOptions {
+  /** The media root (`<data dir>/media` or PLAYLINE_MEDIA_DIR). */
+  root: string;
+  clock: Clock;
+  /** How long a looked-up manifest is trusted before its file is checked again (deletion shows within it). Default 1000 ms. */
+  revalidateMs?: number;
+  /** Assets remembered at most (least recently used dropped first). Default 10,000. */
+  maxEntries?: number;
+  onError?: (message: string, error: unknown) => void;
+}
+
+const versionOf = (s: { ino: number; mtimeMs: number; size: number }) => `${s.ino}:${s.mtimeMs}:${s.size}`;
+
+export function toPackagedAsset(owner: string, assetId: string, dir: string, manifest: PackagedManifest): PackagedAsset {
+  const files = new Set<string>();
+  for (const r of manifest.renditions) {
+    files.add(r.init);
+    for (const s of r.segments) files.add(s.uri);
+  }
+  return { owner, assetId, dir, manifest, renditions: new Map(manifest.renditions.map((r) => [r.name, r])), files };
+}
+
+/**
+ * Reads `<root>/assets/<owner>/<asset id>/manifest.json`. A manifest read once is reused and its
+ * file checked again (one stat) once `revalidateMs` has passed, so a popular asset costs no file
+ * read per request while a deleted or repackaged asset shows within that time. Lookups of the
+ * same asset at the same moment share one read.
+ */
+export class FileMediaLibrary implements MediaLibrary {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly loading = new Map<string, Promise<PackagedAsset | undefined>>();
+  private readonly revalidateMs: number;
+
+  constructor(private readonly options: FileMediaLibraryOptions) {
+    this.revalidateMs = options.revalidateMs ?? 1000;
+    this.entries = new LRUCache({ max: options.maxEntries ?? 10_000 });
+  }
+
+  /** The directory of an asset (whether or not it exists). */
+  assetDir(owner: string, assetId: string): string {
+    return join(this.options.root, 'assets', owner, assetId);
+  }
+
+  find(owner: string, assetId: string): Promise<PackagedAsset | undefined> {
+    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(assetId)) return Promise.resolve(undefined);
+    const key = `${owner}/${assetId}`;
+    const entry = this.entries.get(key);
+    if (entry && this.options.clock.now() - entry.checkedAt < this.revalidateMs) return Promise.resolve(entry.asset);
+    const pending = this.loading.get(key);
+    if (pending) return pending;
+    const load = this.load(owner, assetId, key, entry).finally(() => this.loading.delete(key));
+    this.loading.set(key, load);
+    return load;
+  }
+
+  private async load(owner: string, assetId: string, key: string, previous: Entry | undefined): Promise<PackagedAsset | undefined> {
+    const dir = this.assetDir(owner, assetId);
+    const file = join(dir, 'manifest.json');
+    const checkedAt = this.options.clock.now();
+    let version: string;
+    try {
+      version = versionOf(await stat(file));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') this.options.onError?.(`cannot read ${file}`, error);
+      this.entries.set(key, { asset: undefined, checkedAt, version: '' });
+      return undefined;
+    }
+    if (previous && previous.version === version) {
+      this.entries.set(key, { ...previous, checkedAt });
+      return previous.asset;
+    }
+    let asset: PackagedAsset | undefined;
+    try {
+      asset = toPackagedAsset(owner, assetId, dir, parsePackagedManifest(await readFile(file, 'utf8')));
+    } catch (error) {
+      // A manifest that breaks the contract is an asset the edge cannot play: not packaged.
+      this.options.onError?.(`${file} is not a valid packaged manifest`, error);
+      asset = undefined;
+    }
+    this.entries.set(key, { asset, checkedAt, version });
+    return asset;
+  }
+}

@@ -1,0 +1,156 @@
+import type { Clock } from '../../platform/clock.js';
+import type { CmcdSignals } from './cmcd.js';
+import type { EdgeEvent } from './edge-events.js';
+import type { MediaLibrary, PackagedAsset } from './media-library.js';
+import type { PlaybackEventSink } from './playback-events.js';
+import { failure, PlaybackFailure } from './playback-failure.js';
+import { SESSION_ID } from './playback-params.js';
+import type { PlaybackRefusals, ViewerCall } from './playback-refusals.js';
+import type { SessionFirsts } from './session-firsts.js';
+import { fileKindOf, parseSessionPath, variantOf } from './session-media.js';
+import type { SessionGrant, SessionTokens } from './session-token.js';
+
+/** A request under a session's path: `/play/s/<token>/<path>`. */
+export interface SessionCall extends ViewerCall {
+  token: string;
+  /** What follows the token: `v/<rendition>.m3u8`, `c/<file>`, `a/<n>/<file>`. */
+  path: string;
+  /** HEAD answers like GET but is no playback: it emits no manifest, ad or start. */
+  method: 'GET' | 'HEAD';
+  cmcd: CmcdSignals;
+}
+
+/** What a session request is, for metrics: a variant playlist, a file of the content or of an ad, or no session path. */
+export type SessionRequestKind = 'variant' | 'content' | 'ad' | 'unknown';
+
+const kindOf = (path: string): SessionRequestKind => {
+  if (path.startsWith('v/')) return 'variant';
+  if (path.startsWith('c/')) return 'content';
+  return path.startsWith('a/') ? 'ad' : 'unknown';
+};
+
+export type SessionAnswer =
+  | { kind: 'playlist'; text: string }
+  | {
+      kind: 'file';
+      /** The asset's directory and the file in it (a path its manifest names). */
+      dir: string;
+      file: string;
+      /** Call once the file is being sent (200/206): emits the session's first start or ad. */
+      served(): void;
+      /** Call when the file is not on disk any more (the asset was deleted meanwhile): its refusal. */
+      gone(): Promise<SessionRefused>;
+    }
+  | SessionRefused;
+
+export interface SessionRefused {
+  kind: 'refused';
+  failure: PlaybackFailure;
+  owner: string | null;
+  throttled?: { retryAfterS: number };
+}
+
+export interface PlaybackSessionDeps {
+  clock: Clock;
+  library: MediaLibrary;
+  tokens: SessionTokens;
+  events: PlaybackEventSink;
+  firsts: SessionFirsts;
+  refusals: PlaybackRefusals;
+  /** Called once per answered session request (metrics): null when served, the error code, or `throttled`. */
+  onOutcome?: (kind: SessionRequestKind, outcome: number | null | 'throttled') => void;
+}
+
+/**
+ * Serves a playback session from its signed token alone (no storage access): variant playlists
+ * with the preroll ads stitched in, and the content's and ads' files. Statistics come from what
+ * it serves: `manifest` at the session's first variant playlist (latency from the playback
+ * request), `ad` at its first ad segment (with the ad decision latency), `start` at its first
+ * content segment; each once per session on this instance. An expired (104) or forged (110)
+ * token, or a file the session does not have (999), is refused with an `error` event.
+ */
+export class PlaybackSessionService {
+  constructor(private readonly deps: PlaybackSessionDeps) {}
+
+  async serve(call: SessionCall): Promise<SessionAnswer> {
+    const ts = this.deps.clock.now();
+    const check = this.deps.tokens.verify(call.token, ts);
+    if (!check.ok && check.reason === 'forged') {
+      const claimed = check.claimed;
+      const refused = failure(110, 403, 'the playback session token does not verify');
+      // Claimed, not verified: linked only to a workspace that exists, and rate limited per address like any refusal.
+      const session = claimed && SESSION_ID.test(claimed.session) ? claimed.session : undefined;
+      const outcome = await this.deps.refusals.refuse({ failure: refused, call, claimedOwner: claimed?.owner, assetId: claimed?.assetId ?? '', session, countsRequest: false, ts });
+      return this.refused(kindOf(call.path), refused, outcome);
+    }
+    if (!check.ok) {
+      return this.refuse(call, check.grant, kindOf(call.path), failure(104, 410, `the playback session expired at ${new Date(check.grant.expiresAt * 1000).toISOString()}`), ts);
+    }
+    const grant = check.grant;
+    if (call.cmcd.bufferStarved) {
+      this.deps.events.emit([{ type: 'rebuffer', owner: grant.owner, asset_id: grant.assetId, session_id: grant.session, ts }]);
+    }
+    const path = parseSessionPath(call.path);
+    if (path instanceof PlaybackFailure) return this.refuse(call, grant, 'unknown', path, ts);
+    const content = await this.deps.library.find(grant.library, grant.assetId);
+    if (!content) return this.refuse(call, grant, kindOf(call.path), failure(999, 404, `asset ${grant.assetId.slice(0, 64)} is no longer in the library`), ts);
+    if (path.kind === 'variant') return this.variant(call, grant, content, path.rendition, ts);
+    if (path.kind === 'content') return this.file(call, grant, content, path.file, ts, 'start');
+    const adId = grant.ads?.assetIds[path.index];
+    const ad = adId === undefined ? undefined : await this.deps.library.find(grant.owner, adId);
+    if (!ad) return this.refuse(call, grant, 'ad', failure(999, 404, `this session has no ad ${path.index} (or it left the library)`), ts);
+    return this.file(call, grant, ad, path.file, ts, 'ad');
+  }
+
+  private async variant(call: SessionCall, grant: SessionGrant, content: PackagedAsset, name: string, ts: number): Promise<SessionAnswer> {
+    const rendition = content.renditions.get(name);
+    if (!rendition) return this.refuse(call, grant, 'variant', failure(999, 404, `asset ${grant.assetId.slice(0, 64)} has no rendition ${name}`), ts);
+    const ads: PackagedAsset[] = [];
+    for (const id of grant.ads?.assetIds ?? []) {
+      const ad = await this.deps.library.find(grant.owner, id);
+      if (!ad) return this.refuse(call, grant, 'variant', failure(999, 404, `ad asset ${id.slice(0, 64)} of this session is no longer in the library`), ts);
+      ads.push(ad);
+    }
+    const text = variantOf(grant, content, rendition, ads);
+    if (text instanceof PlaybackFailure) return this.refuse(call, grant, 'variant', text, ts);
+    if (call.method === 'GET' && this.deps.firsts.first(grant.owner, grant.session, 'manifest')) {
+      this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
+    }
+    this.deps.onOutcome?.('variant', null);
+    return { kind: 'playlist', text };
+  }
+
+  private async file(call: SessionCall, grant: SessionGrant, asset: PackagedAsset, file: string, ts: number, first: 'start' | 'ad'): Promise<SessionAnswer> {
+    const fileKind = fileKindOf(asset, file);
+    const kind: SessionRequestKind = first === 'ad' ? 'ad' : 'content';
+    if (!fileKind) return this.refuse(call, grant, kind, failure(999, 404, 'no such file in this playback session'), ts);
+    return {
+      kind: 'file',
+      dir: asset.dir,
+      file,
+      served: () => {
+        this.deps.onOutcome?.(kind, null);
+        if (call.method !== 'GET' || fileKind !== 'segment' || !this.deps.firsts.first(grant.owner, grant.session, first)) return;
+        const now = this.deps.clock.now();
+        if (first === 'ad') this.emit(grant, { type: 'ad', latency_ms: grant.ads?.latencyMs ?? 0 }, now);
+        else this.emit(grant, { type: 'start', startup_ms: Math.max(0, now - grant.requestedAt) }, now);
+      },
+      gone: () => this.refuse(call, grant, kind, failure(999, 404, `${file.slice(0, 128)} is no longer in the library`), ts),
+    };
+  }
+
+  private emit(grant: SessionGrant, event: { type: 'manifest' | 'ad'; latency_ms: number } | { type: 'start'; startup_ms?: number }, ts: number): void {
+    const full: EdgeEvent = { ...event, owner: grant.owner, asset_id: grant.assetId, session_id: grant.session, ts };
+    this.deps.events.emit([full]);
+  }
+
+  private async refuse(call: SessionCall, grant: SessionGrant, kind: SessionRequestKind, refused: PlaybackFailure, ts: number): Promise<SessionRefused> {
+    const outcome = await this.deps.refusals.refuse({ failure: refused, call, owner: grant.owner, library: grant.library, assetId: grant.assetId, session: grant.session, countsRequest: false, ts });
+    return this.refused(kind, refused, outcome);
+  }
+
+  private refused(kind: SessionRequestKind, refused: PlaybackFailure, outcome: { owner: string | null; throttled?: { retryAfterS: number } }): SessionRefused {
+    this.deps.onOutcome?.(kind, outcome.throttled ? 'throttled' : refused.errorCode);
+    return { kind: 'refused', failure: refused, ...outcome };
+  }
+}

@@ -1,0 +1,83 @@
+import { hlsVersionOf, renderMultivariant, renderVariant, type VariantEntry, type VariantPart } from './hls-playlist.js';
+import type { PackagedAsset } from './media-library.js';
+import type { PackagedRendition } from './packaged-manifest.js';
+import { failure, PlaybackFailure } from './playback-failure.js';
+import { planSegments } from './segment-plan.js';
+import type { SessionGrant } from './session-token.js';
+
+/**
+ * A session's files, under `/play/s/<token>/`:
+ * `v/<rendition>.m3u8` (variant playlists), `c/<path>` (the content's init and media segments,
+ * paths as in its manifest), `a/<n>/<path>` (the n-th preroll ad's). Variant playlists name
+ * their segments relative to themselves (`../c/...`), so a token appears once per request.
+ */
+export const variantUri = (token: string, rendition: string) => `s/${token}/v/${rendition}.m3u8`;
+const contentUri = (path: string) => `../c/${path}`;
+const adUri = (n: number, path: string) => `../a/${n}/${path}`;
+
+/** The ad rendition that fits a content rendition best: nearest in height, then in bandwidth. */
+export function closestRendition(ad: PackagedAsset, to: PackagedRendition): PackagedRendition {
+  let best = ad.manifest.renditions[0] as PackagedRendition;
+  const distance = (r: PackagedRendition) => [Math.abs(r.height - to.height), Math.abs(r.bandwidth - to.bandwidth)] as const;
+  for (const r of ad.manifest.renditions) {
+    const [dh, db] = distance(r);
+    const [bh, bb] = distance(best);
+    if (dh < bh || (dh === bh && db < bb)) best = r;
+  }
+  return best;
+}
+
+/** The multivariant playlist of a session: one variant per content rendition, its peak covering its ads'. */
+export function multivariantOf(token: string, grant: SessionGrant, content: PackagedAsset, ads: readonly PackagedAsset[]): string {
+  const variants: VariantEntry[] = content.manifest.renditions.map((r) => {
+    const adRenditions = ads.map((ad) => closestRendition(ad, r));
+    return {
+      uri: variantUri(token, r.name),
+      bandwidth: Math.max(r.bandwidth, ...adRenditions.map((a) => a.bandwidth)),
+      averageBandwidth: r.average_bandwidth,
+      codecs: r.codecs,
+      width: r.width,
+      height: r.height,
+    };
+  });
+  return renderMultivariant(hlsVersionOf(grant.plan.hlsVersion), variants);
+}
+
+/** One rendition's variant playlist: every ad whole (its closest rendition), then the planned content segments. */
+export function variantOf(grant: SessionGrant, content: PackagedAsset, rendition: PackagedRendition, ads: readonly PackagedAsset[]): string | PlaybackFailure {
+  const range = planSegments(rendition.segments.map((s) => s.duration_s), content.manifest.duration_s, grant.plan);
+  if (range instanceof PlaybackFailure) return range;
+  const parts: VariantPart[] = ads.map((ad, n) => {
+    const r = closestRendition(ad, rendition);
+    return { map: adUri(n, r.init), segments: r.segments.map((s) => ({ uri: adUri(n, s.uri), durationS: s.duration_s })) };
+  });
+  parts.push({
+    map: contentUri(rendition.init),
+    segments: rendition.segments.slice(range.first, range.end).map((s) => ({ uri: contentUri(s.uri), durationS: s.duration_s })),
+  });
+  return renderVariant({ version: hlsVersionOf(grant.plan.hlsVersion), targetDurationS: grant.plan.targetDurationS, mediaSequence: range.mediaSequence, parts });
+}
+
+/** What a path under the session token names. */
+export type SessionPath =
+  | { kind: 'variant'; rendition: string }
+  | { kind: 'content'; file: string }
+  | { kind: 'ad'; index: number; file: string };
+
+const VARIANT = /^v\/([A-Za-z0-9_-]{1,32})\.m3u8$/;
+const AD = /^a\/(\d{1,2})\/(.+)$/;
+
+export function parseSessionPath(path: string): SessionPath | PlaybackFailure {
+  const variant = VARIANT.exec(path);
+  if (variant) return { kind: 'variant', rendition: variant[1] as string };
+  if (path.startsWith('c/') && path.length > 2) return { kind: 'content', file: path.slice(2) };
+  const ad = AD.exec(path);
+  if (ad) return { kind: 'ad', index: Number(ad[1]), file: ad[2] as string };
+  return failure(999, 404, 'no such file in a playback session');
+}
+
+/** `init` (EXT-X-MAP) or `segment` (media), for a file the asset's manifest names; undefined for any other path. */
+export function fileKindOf(asset: PackagedAsset, file: string): 'init' | 'segment' | undefined {
+  if (!asset.files.has(file)) return undefined;
+  return asset.manifest.renditions.some((r) => r.init === file) ? 'init' : 'segment';
+}

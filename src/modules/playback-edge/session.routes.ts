@@ -1,0 +1,93 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { send } from '@fastify/send';
+import { AppError } from '../../platform/errors.js';
+import { problemResponses, toProblem } from '../../platform/http/problem.js';
+import type { App } from '../../platform/http/types.js';
+import { cmcdSignals, splitCmcdQuery } from './cmcd.js';
+import { HLS_CONTENT_TYPE, rawQueryOf, requestedUrl, sendRefusal } from './play.routes.js';
+import type { RefusalGate } from './playback-refusals.js';
+import type { PlaybackSessionService, SessionAnswer } from './playback-session.service.js';
+
+const MP4 = 'video/mp4';
+/** Segments and init segments never change under their session's path (the token fixes the asset and the plan). */
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
+/** A session's variant playlist is fixed too, but short-lived so a deleted asset stops being served soon. */
+export const PLAYLIST_CACHE = 'public, max-age=10';
+
+// One wildcard rather than a `:token` parameter: tokens (~300-500 characters) are longer than the
+// router's parameter limit, which keeps protecting every other route.
+const SessionParams = Type.Object({
+  '*': Type.String({ description: '`<token>/v/<rendition>.m3u8`, `<token>/c/<file>` (content) or `<token>/a/<n>/<file>` (the n-th preroll ad): the token comes from the multivariant playlist' }),
+});
+
+const sessionSchema = {
+  tags: ['playback'],
+  summary: 'A playback session\'s variant playlists, init segments and media segments',
+  description:
+    'The URIs of a multivariant playlist answered by `/play/<asset_id>.m3u8`: the token (HMAC-signed by the server, ' +
+    'expiring with the playback URL) is the authentication. Segments support byte ranges (`Range` → 206, 416 when ' +
+    'unsatisfiable) and are cacheable for a year. CMCD from the `CMCD` query parameter or `CMCD-*` headers is read. ' +
+    'An expired token answers 410 (playback error 104), a forged one 403 (110), a file the session does not have 404 (999).',
+  security: [],
+  params: SessionParams,
+  response: {
+    200: {
+      description: 'A variant playlist (HLS) or an fMP4 init or media segment',
+      content: { [HLS_CONTENT_TYPE]: { schema: Type.String() }, [MP4]: { schema: Type.String({ format: 'binary' }) } },
+    },
+    206: { description: 'Part of a segment (Range)', content: { [MP4]: { schema: Type.String({ format: 'binary' }) } } },
+    ...problemResponses(403, 404, 410, 416, 429, 500),
+  },
+};
+
+type SessionRequest = FastifyRequest<{ Params: { '*': string } }>;
+
+/** Streams a session's file with `@fastify/send`: Range (206/416), conditional GET (304), HEAD; no directory listing, no dotfile. */
+async function sendFile(request: SessionRequest, reply: FastifyReply, answer: Extract<SessionAnswer, { kind: 'file' }>): Promise<FastifyReply> {
+  const result = await send(request.raw, `/${answer.file}`, { root: answer.dir, index: false, dotfiles: 'deny', cacheControl: false, contentType: false, acceptRanges: true });
+  if (result.type === 'file') {
+    if (result.statusCode === 200 || result.statusCode === 206) answer.served();
+    reply.code(result.statusCode).headers(result.headers).header('cache-control', IMMUTABLE);
+    if (result.statusCode !== 304) reply.type(MP4);
+    return reply.send(result.stream);
+  }
+  result.stream.destroy();
+  if (result.statusCode === 416) {
+    const problem = toProblem(new AppError('range_not_satisfiable', 'The Range header asks for bytes outside the file'), request.id);
+    return reply.code(416).header('content-range', result.headers['Content-Range'] ?? '').type('application/problem+json').send(problem);
+  }
+  if (result.statusCode === 404) {
+    const refused = await answer.gone();
+    return sendRefusal(request, reply, refused.failure, refused.throttled);
+  }
+  throw result.type === 'error' ? result.metadata.error : new AppError('internal_error', 'The file could not be sent');
+}
+
+/** `GET|HEAD /play/s/<token>/...` (register with the `/play` prefix, in the context of playRoutes for CORS and the refusal limit). */
+export async function sessionRoutes(app: App, sessions: PlaybackSessionService, refusalGate: (request: FastifyRequest) => RefusalGate): Promise<void> {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/s/*',
+    config: { auth: 'none' },
+    attachValidation: true,
+    schema: sessionSchema,
+    handler: async (request: SessionRequest, reply) => {
+      const rest = request.params['*'];
+      const slash = rest.indexOf('/');
+      const answer = await sessions.serve({
+        token: slash >= 0 ? rest.slice(0, slash) : rest,
+        path: slash >= 0 ? rest.slice(slash + 1) : '',
+        method: request.method === 'HEAD' ? 'HEAD' : 'GET',
+        url: requestedUrl(request),
+        clientIp: request.ip,
+        userAgent: request.headers['user-agent'] ?? '',
+        refusalGate: refusalGate(request),
+        cmcd: cmcdSignals(splitCmcdQuery(rawQueryOf(request)).cmcd, request.headers),
+      });
+      if (answer.kind === 'refused') return sendRefusal(request, reply, answer.failure, answer.throttled);
+      if (answer.kind === 'playlist') return reply.header('cache-control', PLAYLIST_CACHE).type(HLS_CONTENT_TYPE).send(answer.text);
+      return sendFile(request, reply, answer);
+    },
+  });
+}

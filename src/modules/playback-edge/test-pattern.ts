@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { PackagedManifest, PackagedRendition } from './packaged-manifest.js';
+
+/**
+ * Packages a generated test pattern with a tone into the asset library's layout, with ffmpeg:
+ * what `playline simulate` plays, and what media tests play, until assets can be uploaded.
+ */
+
+const run = promisify(execFile);
+
+export const assetDirOf = (root: string, owner: string, assetId: string) => join(root, 'assets', owner, assetId);
+
+/** Writes manifest.json the way the library does: to a temporary name, then renamed into place. */
+export async function writeManifest(dir: string, manifest: PackagedManifest): Promise<void> {
+  const temp = join(dir, `.manifest.json.${process.pid}.tmp`);
+  await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
+  await rename(temp, join(dir, 'manifest.json'));
+}
+
+export interface TestPatternOptions {
+  /** Seconds of test pattern and tone. Default 10. */
+  seconds?: number;
+  /** Renditions to encode; default one 320x180. */
+  renditions?: Array<{ name: string; width: number; height: number; videoKbps: number }>;
+  /** Segment length in seconds. Default 4. */
+  segmentS?: number;
+  /** The tone's frequency (tells ads from content by ear). Default 440. */
+  frequency?: number;
+  /** lavfi video source: `testsrc2` (default) or `smptebars` (ads). */
+  pattern?: 'testsrc2' | 'smptebars';
+  ffmpeg?: string;
+}
+
+const parseDurations = (playlist: string): Array<{ uri: string; duration: number }> => {
+  const out: Array<{ uri: string; duration: number }> = [];
+  const lines = playlist.split('\n').map((l) => l.trim());
+  lines.forEach((line, i) => {
+    if (line.startsWith('#EXTINF:')) out.push({ duration: Number.parseFloat(line.slice(8)), uri: lines[i + 1] ?? '' });
+  });
+  return out;
+};
+
+/**
+ * Encodes a clip of lavfi test pattern and sine tone into the packaged layout with ffmpeg:
+ * H.264 High 3.1 + AAC-LC, keyframes forced every `segmentS` (aligned across renditions), fMP4
+ * HLS segments. Small and quick (320x180: well under a second per rendition).
+ */
+export async function packageTestPattern(root: string, owner: string, assetId: string, options: TestPatternOptions = {}): Promise<PackagedManifest> {
+  return packageTestPatternInto(assetDirOf(root, owner, assetId), options);
+}
+
+/** The same, into any directory (a template the simulator links its assets from). */
+export async function packageTestPatternInto(dir: string, options: TestPatternOptions = {}): Promise<PackagedManifest> {
+  const seconds = options.seconds ?? 10;
+  const segmentS = options.segmentS ?? 4;
+  const fps = 25;
+  const renditions: PackagedRendition[] = [];
+  for (const r of options.renditions ?? [{ name: '180p', width: 320, height: 180, videoKbps: 300 }]) {
+    await mkdir(join(dir, r.name), { recursive: true });
+    await run(options.ffmpeg ?? 'ffmpeg', [
+      '-hide_banner', '-loglevel', 'error', '-y',
+      '-f', 'lavfi', '-i', `${options.pattern ?? 'testsrc2'}=size=${r.width}x${r.height}:rate=${fps}`,
+      '-f', 'lavfi', '-i', `sine=frequency=${options.frequency ?? 440}:sample_rate=48000`,
+      '-t', String(seconds),
+      '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high', '-level:v', '3.1', '-pix_fmt', 'yuv420p',
+      '-b:v', `${r.videoKbps}k`, '-maxrate', `${r.videoKbps * 2}k`, '-bufsize', `${r.videoKbps * 2}k`,
+      '-g', String(segmentS * fps), '-keyint_min', String(segmentS * fps), '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${segmentS})`,
+      '-c:a', 'aac', '-b:a', '64k', '-ac', '2',
+      '-f', 'hls', '-hls_time', String(segmentS), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4',
+      '-hls_fmp4_init_filename', 'init.mp4', '-hls_segment_filename', join(dir, r.name, 'seg_%05d.m4s'),
+      join(dir, r.name, 'playlist.m3u8'),
+    ]);
+    const listed = parseDurations(await readFile(join(dir, r.name, 'playlist.m3u8'), 'utf8'));
+    const segments = [];
+    let bytes = 0;
+    for (const s of listed) {
+      const uri = `${r.name}/${s.uri}`;
+      const size = (await stat(join(dir, uri))).size;
+      bytes += size;
+      segments.push({ uri, duration_s: s.duration, bytes: size });
+    }
+    const total = listed.reduce((a, s) => a + s.duration, 0);
+    const peak = Math.max(...segments.map((s) => Math.ceil((s.bytes * 8) / s.duration_s)));
+    renditions.push({
+      name: r.name, width: r.width, height: r.height, bandwidth: peak, average_bandwidth: Math.ceil((bytes * 8) / total),
+      codecs: 'avc1.64001f,mp4a.40.2', playlist: `${r.name}/playlist.m3u8`, init: `${r.name}/init.mp4`, segments,
+    });
+  }
+  const first = renditions[0] as PackagedRendition;
+  const manifest: PackagedManifest = { version: 1, duration_s: first.segments.reduce((a, s) => a + s.duration_s, 0), segment_s: segmentS, renditions };
+  await writeManifest(dir, manifest);
+  return manifest;
+}

@@ -1,0 +1,67 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PackagedManifest, PackagedRendition } from '../packaged-manifest.js';
+import { assetDirOf, writeManifest } from '../test-pattern.js';
+
+export { assetDirOf, packageTestPattern as packageWithFfmpeg, type TestPatternOptions } from '../test-pattern.js';
+
+/**
+ * Packaged assets for tests and benchmarks, in exactly the layout the asset library writes
+ * (`<media root>/assets/<owner>/<asset id>/manifest.json`, written last, and the files it names).
+ * `writeFakeAsset` needs no ffmpeg (valid playlists, small placeholder files) for route tests;
+ * `packageWithFfmpeg` (test-pattern.ts) makes real, playable fMP4 HLS for player tests.
+ */
+
+export interface FakeRendition {
+  name: string;
+  width: number;
+  height: number;
+  bandwidth: number;
+}
+
+export interface FakeAssetOptions {
+  renditions?: FakeRendition[];
+  /** Segment durations in seconds; default 4, 4, 2 (a 10 s asset). */
+  durations?: number[];
+  /** Bytes of each media segment; default 188. */
+  segmentBytes?: number;
+}
+
+export const FAKE_RENDITIONS: FakeRendition[] = [
+  { name: '360p', width: 640, height: 360, bandwidth: 900_000 },
+  { name: '180p', width: 320, height: 180, bandwidth: 300_000 },
+];
+
+/** The bytes of a fake segment: recognisable (asset, rendition, index) and of the requested size. */
+export const fakeSegmentBytes = (assetId: string, rendition: string, index: number, size: number): Buffer => {
+  const label = Buffer.from(`${assetId}/${rendition}/seg ${index};`);
+  const bytes = Buffer.alloc(size);
+  for (let at = 0; at < size; at += label.length) label.copy(bytes, at, 0, Math.min(label.length, size - at));
+  return bytes;
+};
+
+/** A packaged asset whose files are placeholders (not media): for the edge's routes, which never decode them. */
+export async function writeFakeAsset(root: string, owner: string, assetId: string, options: FakeAssetOptions = {}): Promise<PackagedManifest> {
+  const dir = assetDirOf(root, owner, assetId);
+  const durations = options.durations ?? [4, 4, 2];
+  const size = options.segmentBytes ?? 188;
+  const renditions: PackagedRendition[] = [];
+  for (const r of options.renditions ?? FAKE_RENDITIONS) {
+    await mkdir(join(dir, r.name), { recursive: true });
+    await writeFile(join(dir, r.name, 'init.mp4'), Buffer.from(`${assetId}/${r.name}/init`));
+    const segments = [];
+    for (const [i, d] of durations.entries()) {
+      const uri = `${r.name}/seg_${String(i).padStart(5, '0')}.m4s`;
+      await writeFile(join(dir, uri), fakeSegmentBytes(assetId, r.name, i, size));
+      segments.push({ uri, duration_s: d, bytes: size });
+    }
+    const playlist = ['#EXTM3U', '#EXT-X-VERSION:7', `#EXT-X-TARGETDURATION:${Math.ceil(Math.max(...durations))}`, '#EXT-X-MAP:URI="init.mp4"', ...segments.flatMap((s) => [`#EXTINF:${s.duration_s.toFixed(6)},`, s.uri.slice(r.name.length + 1)]), '#EXT-X-ENDLIST'];
+    await writeFile(join(dir, r.name, 'playlist.m3u8'), `${playlist.join('\n')}\n`);
+    renditions.push({ ...r, average_bandwidth: Math.round(r.bandwidth * 0.8), codecs: 'avc1.64001f,mp4a.40.2', playlist: `${r.name}/playlist.m3u8`, init: `${r.name}/init.mp4`, segments });
+  }
+  const manifest: PackagedManifest = { version: 1, duration_s: durations.reduce((a, b) => a + b, 0), segment_s: Math.max(...durations), poster: 'poster.jpg', renditions };
+  await writeFile(join(dir, 'poster.jpg'), Buffer.from('not a jpeg'));
+  await writeManifest(dir, manifest);
+  return manifest;
+}
+
