@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { testEngines, type TestStorage } from '../helpers/engines.js';
@@ -61,7 +62,10 @@ for (const engine of await testEngines()) {
     const createWorkspace = (name: string) => t.app.inject({ method: 'POST', url: '/api/v4/admin/workspaces', headers: admin, payload: JSON.stringify({ name }) });
     before(async () => {
       s = await engine.open();
-      const cluster: Record<string, string> = engine.engine === 'postgres' ? { PLAYLINE_REDIS_URL: redis.url, PLAYLINE_REDIS_PREFIX: redis.prefix() } : {};
+      // Cluster mode (PostgreSQL): with ffmpeg present it needs a shared media directory too.
+      const cluster: Record<string, string> = engine.engine === 'postgres'
+        ? { PLAYLINE_REDIS_URL: redis.url, PLAYLINE_REDIS_PREFIX: redis.prefix(), PLAYLINE_MEDIA_DIR: mkdtempSync(join(tmpdir(), 'playline-media-')) }
+        : {};
       t = await createTestApp({ storage: s, env: cluster });
       disk = engine.engine === 'sqlite' ? sqliteFull(s) : postgresFull(s);
     });
