@@ -3,7 +3,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { Cluster } from '../../platform/cluster/cluster.js';
 import type { ClusterLog, Membership } from '../../platform/cluster/membership.js';
 import { ClusterIngestService } from './ingest/cluster-ingest.service.js';
-import { parseEventBatch } from './ingest/event-batch.js';
+import { parseEventBatchSync } from './ingest/event-batch.js';
+import { replayContext } from './ingest/event-ingest.js';
 import { JOURNAL_MARGIN_MS, StatsRebuild } from './ingest/stats-rebuild.js';
 import type { ClusterJournal } from './journal/cluster-journal.js';
 import { PostgresEventJournal } from './journal/postgres-journal.js';
@@ -68,7 +69,7 @@ async function countBatchesOf(parts: Pick<ClusterStatsParts, 'journal' | 'store'
   for (;;) {
     const page = await parts.journal.batchesOf(instanceId, since, after);
     for (const batch of page) {
-      const { events } = parseEventBatch(batch.body, batch.kind, { authOwner: batch.authOwner, anyOwner: batch.anyOwner, now: batch.receivedAt });
+      const { events } = parseEventBatchSync(batch.body, batch.kind, replayContext(batch));
       if ((await parts.store.count(events, batch.receivedAt, { batchKey: String(batch.seq) })) === 'busy') return 'busy';
       after = batch.seq;
       batches++;
@@ -81,12 +82,12 @@ async function countBatchesOf(parts: Pick<ClusterStatsParts, 'journal' | 'store'
 export function createClusterStats(deps: VodStatsDeps, cluster: Cluster): ClusterStats {
   const { config, clock, storage } = deps;
   const { redis, instanceId, log } = cluster;
-  const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs });
+  const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs, maxAssetsPerWorkspace: config.maxAssetsPerWorkspace });
   const journal = new PostgresEventJournal({ db: storage.db, instanceId });
   const ingest = new ClusterIngestService({ store, journal, ...pipelineDeps(deps, log) });
   const rebuild = new StatsRebuild({ redis, store, journal, clock });
   joinStatsToCluster(cluster.membership, { ingest, store, journal, rebuild, clock, log });
-  registerClusterStatsMetrics(deps.metrics.registry, ingest, store);
+  registerClusterStatsMetrics(deps.metrics.registry, ingest, store, redis);
   return {
     ingest,
     store,

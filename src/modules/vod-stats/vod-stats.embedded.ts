@@ -21,7 +21,7 @@ const PRUNE_EVERY_MS = 60_000;
 export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
   const { config, clock } = deps;
   const log = pino({ name: 'vod-stats', level: config.logLevel });
-  const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs });
+  const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs, maxAssetsPerWorkspace: config.maxAssetsPerWorkspace });
   const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), warn: (message) => log.warn(message) });
   const ingest = new EventIngestService({ store, journal, ...pipelineDeps(deps, log) });
   registerVodStatsMetrics(deps.metrics.registry, ingest, store);

@@ -86,7 +86,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
       const auth = authOf(request);
       const contentType = request.headers['content-type'] ?? '';
       const kind = contentType.startsWith('application/x-ndjson') ? 'ndjson' : 'json';
-      const result = await ingest.ingest(body, kind, { owner: auth.owner, anyOwner: auth.keyKind === 'ingest' });
+      const result = await ingest.ingest(body, kind, { owner: auth.owner, kind: auth.keyKind });
       void reply.code(202);
       return result;
     });

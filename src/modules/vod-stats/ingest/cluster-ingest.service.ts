@@ -28,6 +28,9 @@ interface JournaledBatch {
   events: readonly PlaybackEvent[];
 }
 
+/** Held batches report no drops: they are counted later, and drops then show in the store's counter only. */
+const NOTHING_KNOWN_DROPPED: readonly number[] = [];
+
 /**
  * Statistics ingest in cluster mode: parse, journal in PostgreSQL (committed before the 202),
  * then count in Redis under the batch's journal seq, so a batch is counted once however often
@@ -60,33 +63,38 @@ export class ClusterIngestService implements EventIngest {
     if (this.uncounted.size >= this.o.maxUncounted) {
       throw new AppError('service_unavailable', 'Statistics cannot be counted right now (Redis unreachable or rebuilding); retry shortly');
     }
-    const batch = this.intake.receive(body, kind, auth);
+    const batch = await this.intake.receive(body, kind, auth);
     const { receivedAt, events } = batch;
-    if (events.length === 0) return { accepted: 0, rejected: batch.rejected };
+    if (events.length === 0) return this.intake.nothingAccepted(batch);
     const token = {};
     this.open.set(token, receivedAt);
+    let dropped: readonly number[];
     try {
       let seq: number;
       try {
-        seq = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body, events: events.length });
+        seq = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, owners: batch.owners, body, events: events.length });
       } catch (error) {
         throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
       }
-      await this.countOrHold({ seq, receivedAt, events });
+      // Committed: from here on nothing may fail the request (a retry would count twice).
+      dropped = await this.countOrHold({ seq, receivedAt, events });
     } finally {
       this.open.delete(token);
     }
-    return this.intake.accept(batch);
+    return this.intake.accept(batch, dropped);
   }
 
-  private async countOrHold(batch: JournaledBatch): Promise<void> {
+  /** Counts a committed batch, or holds it for a retry; never throws. Resolves with the events the store dropped. */
+  private async countOrHold(batch: JournaledBatch): Promise<readonly number[]> {
     try {
-      if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) !== 'busy') return;
+      const counted = await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) });
+      if (counted !== 'busy') return counted.dropped;
     } catch (error) {
       this.o.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
     }
     this.uncounted.set(batch.seq, batch);
     this.scheduleRetry();
+    return NOTHING_KNOWN_DROPPED;
   }
 
   private scheduleRetry(): void {

@@ -21,8 +21,8 @@ afterEach(async () => {
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 
-const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number } = {}) => {
-  const store = new MemoryStatsStore({ clock });
+const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number; maxAssets?: number } = {}) => {
+  const store = new MemoryStatsStore({ clock, ...(options.maxAssets ? { maxAssetsPerWorkspace: options.maxAssets } : {}) });
   const reports: PlaybackErrorReport[] = [];
   const service = new EventIngestService({
     store,
@@ -37,7 +37,7 @@ const open = async (clock: FakeClock, options: { journal?: EventJournal; snapsho
 
 const ndjson = (...events: Record<string, unknown>[]) =>
   Buffer.from(events.map((e) => JSON.stringify({ owner: 'ws1', asset_id: 'a1', session_id: 's1', ...e })).join('\n'));
-const auth = { owner: 'ws1', anyOwner: false };
+const auth = { owner: 'ws1', kind: 'api' as const };
 
 /** Every statistic of the given assets, as a client would compare them. */
 const everything = async (store: MemoryStatsStore, assets: string[]) => ({
@@ -135,6 +135,7 @@ test('a batch the journal cannot store is refused (503) and not counted', async 
   assert.deepEqual(await service.ingest(ndjson({ type: 'bogus' }), 'ndjson', auth), {
     accepted: 0,
     rejected: [{ index: 0, code: 'invalid_field', detail: 'type must be one of request, manifest, ad, start, error' }],
+    rejected_count: 1,
   });
 });
 
@@ -157,5 +158,31 @@ test('batches ingested while a snapshot is being copied are neither lost nor cou
   assert.equal(second.restored.snapshotSeq >= 1, true);
   assert.deepEqual(await everything(second.store, ids), before);
   assert.equal((await second.store.size()).assets, 3000);
+  await second.service.close();
+});
+
+test('a batch larger than a counting slice is counted in slices (the event loop runs), drops mapped to their lines, and replays the same', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock, { maxAssets: 3 });
+  const events = Array.from({ length: 20_000 }, (_, i) => ({ type: i % 2 ? 'start' : 'request', asset_id: `m${i % 3}`, session_id: `s${i}` }));
+  events[9000] = { type: 'start', asset_id: 'fourth', session_id: 'x' };
+  events[17_000] = { type: 'start', asset_id: 'fifth', session_id: 'y' };
+  let turns = 0;
+  let ticking = true;
+  const tick = () => {
+    turns++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const result = await first.service.ingest(ndjson(...events), 'ndjson', auth);
+  ticking = false;
+  assert.ok(turns >= 3, `the event loop ran ${turns} times during the batch`);
+  assert.equal(result.accepted, 19_998);
+  assert.deepEqual(result.rejected.map((r) => [r.index, r.code]), [[9000, 'asset_limit_reached'], [17_000, 'asset_limit_reached']]);
+  const before = await everything(first.store, ['m0', 'm1', 'm2']);
+  assert.equal(first.store.droppedEvents, 2);
+  await first.service.close();
+  const second = await open(clock, { maxAssets: 3 });
+  assert.deepEqual(await everything(second.store, ['m0', 'm1', 'm2']), before);
   await second.service.close();
 });

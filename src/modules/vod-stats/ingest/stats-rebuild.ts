@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../../platform/clock.js';
 import type { SharedStatsState } from '../../../platform/cluster/cluster-status.service.js';
-import { parseEventBatch } from './event-batch.js';
+import { parseEventBatchSync } from './event-batch.js';
+import { replayContext } from './event-ingest.js';
 import { RETENTION_MS } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
 import type { ClusterJournal } from '../journal/cluster-journal.js';
@@ -88,7 +89,7 @@ export class StatsRebuild implements SharedStatsState {
       const result: RebuildResult = { batches: 0, events: 0, lastSeq: 0 };
       const since = this.clock.now() - RETENTION_MS - JOURNAL_MARGIN_MS;
       const replayed = await this.journal.replayFrom(0, since, async (batch) => {
-        const { events } = parseEventBatch(batch.body, batch.kind, { authOwner: batch.authOwner, anyOwner: batch.anyOwner, now: batch.receivedAt });
+        const { events } = parseEventBatchSync(batch.body, batch.kind, replayContext(batch));
         if (events.length === 0) return;
         await this.store.count(events, batch.receivedAt, { batchKey: String(batch.seq), force: true });
         result.batches++;

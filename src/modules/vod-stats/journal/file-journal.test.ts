@@ -20,7 +20,7 @@ const batch = (seq: number, body = `{"n":${seq}}\n`): JournalBatch => ({
   receivedAt: 1_795_000_000_000 + seq,
   kind: seq % 2 === 0 ? 'json' : 'ndjson',
   authOwner: `ws-${seq % 3}-é`,
-  anyOwner: seq % 5 === 0,
+  owners: seq % 5 === 0 ? null : [`ws-${seq % 3}-é`],
   body: Buffer.from(body),
 });
 

@@ -7,6 +7,7 @@ import type { JournalBatch } from './journal.js';
  *   payload = u8 version (1) | u8 kind (0 ndjson, 1 json) | u8 flags (1 = anyOwner) | u8 0
  *           | f64 seq | f64 receivedAt | u16 owner length | owner (UTF-8) | body
  * A crash mid-write leaves a short or mismatching last record; decoding stops there.
+ * Version 1 records the batch's owners as one flag: any workspace, or the signing one only.
  */
 const FRAME_HEADER = 8;
 const FIXED_PAYLOAD = 22;
@@ -16,11 +17,16 @@ const MAX_PAYLOAD = 17 * 1024 * 1024;
 
 /** The record as two buffers (headers, body) so the body is written without a copy. */
 export const encodeRecord = (batch: JournalBatch): Buffer[] => {
+  const owners = batch.owners;
+  const anyOwner = owners === null;
+  if (owners !== null && (owners.length !== 1 || owners[0] !== batch.authOwner)) {
+    throw new Error('journal record version 1 holds any owner or the signing workspace only');
+  }
   const owner = Buffer.from(batch.authOwner, 'utf8');
   const head = Buffer.allocUnsafe(FRAME_HEADER + FIXED_PAYLOAD + owner.length);
   head.writeUInt8(VERSION, 8);
   head.writeUInt8(batch.kind === 'json' ? 1 : 0, 9);
-  head.writeUInt8(batch.anyOwner ? 1 : 0, 10);
+  head.writeUInt8(anyOwner ? 1 : 0, 10);
   head.writeUInt8(0, 11);
   head.writeDoubleLE(batch.seq, 12);
   head.writeDoubleLE(batch.receivedAt, 20);
@@ -46,13 +52,14 @@ export const decodeRecord = (file: Buffer, offset: number): DecodeResult => {
   if (crc32(payload) !== file.readUInt32LE(offset + 4) || payload.readUInt8(0) !== VERSION) return { damaged: true };
   const ownerLength = payload.readUInt16LE(20);
   if (FIXED_PAYLOAD + ownerLength > length) return { damaged: true };
+  const authOwner = payload.toString('utf8', FIXED_PAYLOAD, FIXED_PAYLOAD + ownerLength);
   return {
     batch: {
       kind: payload.readUInt8(1) === 1 ? 'json' : 'ndjson',
-      anyOwner: payload.readUInt8(2) === 1,
+      owners: payload.readUInt8(2) === 1 ? null : [authOwner],
       seq: payload.readDoubleLE(4),
       receivedAt: payload.readDoubleLE(12),
-      authOwner: payload.toString('utf8', FIXED_PAYLOAD, FIXED_PAYLOAD + ownerLength),
+      authOwner,
       body: payload.subarray(FIXED_PAYLOAD + ownerLength),
     },
     next: offset + FRAME_HEADER + length,

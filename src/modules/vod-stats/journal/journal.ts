@@ -12,7 +12,11 @@ export interface JournalBatch {
   receivedAt: number;
   kind: EventBatchKind;
   authOwner: string;
-  anyOwner: boolean;
+  /**
+   * The workspaces the batch's events could name when it was accepted (null: any, the playback
+   * edge). Replay checks owners against this, so it re-derives exactly the events accepted then.
+   */
+  owners: readonly string[] | null;
   body: Buffer;
 }
 

@@ -12,7 +12,7 @@ const newBatch = (n: number, body: Buffer = Buffer.from(`{"n":${n}}\n`)): NewBat
   receivedAt: T0 + n,
   kind: n % 2 === 0 ? 'json' : 'ndjson',
   authOwner: `ws-${n % 3}-é`,
-  anyOwner: n % 5 === 0,
+  owners: n % 5 === 0 ? null : [`ws-${n % 3}-é`],
   body,
   events: n,
 });
@@ -41,7 +41,7 @@ for (const engine of await testEngines()) {
       const [a, b] = await all();
       assert.deepEqual(a, { ...newBatch(1), seq: seqA, instanceId: 'node-a' });
       assert.deepEqual(b?.body, binary, 'NUL and invalid UTF-8 bytes survive');
-      assert.deepEqual([b?.kind, b?.authOwner, b?.anyOwner, b?.events], ['json', 'ws-2-é', false, 2]);
+      assert.deepEqual([b?.kind, b?.authOwner, b?.owners, b?.events], ['json', 'ws-2-é', ['ws-2-é'], 2]);
       await journal.close();
       await assert.rejects(journal.appendNew(newBatch(3)), /closed/);
     });

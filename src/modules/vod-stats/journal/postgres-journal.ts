@@ -77,7 +77,7 @@ export class PostgresEventJournal implements ClusterJournal {
       received_at: batch.receivedAt,
       kind: batch.kind,
       auth_owner: batch.authOwner,
-      any_owner: batch.anyOwner ? 1 : 0,
+      any_owner: batch.owners === null ? 1 : 0,
       events: batch.events,
       instance_id: this.instanceId,
       body: batch.body,
