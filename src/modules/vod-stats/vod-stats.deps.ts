@@ -7,7 +7,7 @@ import type { ErrorReportSink } from '../../platform/error-report-sink.js';
 
 /** The runtime pieces VOD statistics are built from (a structural subset of `Runtime`). */
 export interface VodStatsDeps {
-  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel' | 'maxAssetsPerWorkspace'>;
+  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel' | 'maxAssetsPerWorkspace' | 'ingestMaxBytesInFlight'>;
   clock: Clock;
   storage: Pick<Storage, 'db'>;
   /** Where accepted error events go; read at each submit, so it may be replaced later. */

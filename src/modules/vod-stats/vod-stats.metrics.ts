@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Redis } from 'ioredis';
 import type { ClusterIngestService } from './ingest/cluster-ingest.service.js';
 import type { IngestTotals } from './ingest/event-ingest.js';
+import type { IngestAdmission } from './ingest/ingest-admission.js';
 import type { EventIngestService } from './ingest/event-ingest.service.js';
 import type { RedisStatsStore } from './store/redis-stats-store.js';
 import type { StatsStore } from './store/stats-store.js';
@@ -49,6 +50,28 @@ const registerDroppedCounter = (registry: Registry, read: () => number | Promise
       const total = await read();
       this.inc(Math.max(0, total - reported));
       reported = total;
+    },
+  });
+};
+
+/** Ingest bytes held at once, and the batches refused for lack of room (503 + Retry-After). */
+export const registerAdmissionMetrics = (registry: Registry, admission: IngestAdmission): void => {
+  new Gauge({
+    name: 'playline_vod_stats_ingest_bytes_in_flight',
+    help: 'Event batch bytes being received or ingested right now (bounded by PLAYLINE_INGEST_MAX_BYTES_IN_FLIGHT)',
+    registers: [registry],
+    collect() {
+      this.set(admission.bytesInFlight);
+    },
+  });
+  let reported = 0;
+  new Counter({
+    name: 'playline_vod_stats_ingest_refused_total',
+    help: 'Event batches refused with 503 and Retry-After because too many ingest bytes were in flight',
+    registers: [registry],
+    collect() {
+      this.inc(admission.refused - reported);
+      reported = admission.refused;
     },
   });
 };
