@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
 import { EventIngestService } from './event-ingest.service.js';
+import { checkSnapshotFile } from './snapshot-check.js';
 import { FileEventJournal } from '../journal/file-journal.js';
 import type { EventJournal } from '../journal/journal.js';
 import { MemoryStatsStore } from '../store/memory-stats-store.js';
@@ -26,7 +27,7 @@ const open = async (clock: FakeClock, options: { journal?: EventJournal; snapsho
   const reports: PlaybackErrorReport[] = [];
   const service = new EventIngestService({
     store,
-    journal: options.journal ?? new FileEventJournal({ dir }),
+    journal: options.journal ?? new FileEventJournal({ dir, checkSnapshot: checkSnapshotFile }),
     clock,
     errorReports: { submit: (r) => reports.push(r) },
     snapshotMinBytes: options.snapshotMinBytes ?? 1 << 30,
@@ -122,7 +123,7 @@ test('accepted error events go to the error report sink with the payload fields'
 test('a batch the journal cannot store is refused (503) and not counted', async () => {
   const clock = new FakeClock(T0);
   const failing: EventJournal = {
-    replay: () => Promise.resolve({ snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0 }),
+    replay: () => Promise.resolve({ snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0, damaged: [], lostBatches: 0, skippedSnapshots: [] }),
     append: () => Promise.reject(new Error('disk full')),
     writeSnapshot: () => Promise.resolve(),
     usage: () => ({ segments: 0, journalBytes: 0, snapshotBytes: 0, bytesSinceSnapshot: 0 }),
@@ -184,5 +185,74 @@ test('a batch larger than a counting slice is counted in slices (the event loop 
   await first.service.close();
   const second = await open(clock, { maxAssets: 3 });
   assert.deepEqual(await everything(second.store, ['m0', 'm1', 'm2']), before);
+  await second.service.close();
+});
+
+/** Copies the journal directory (a control that is never damaged). */
+const copyDir = async (to: string) => {
+  await cp(dir, to, { recursive: true });
+  await rm(join(to, 'LOCK'), { force: true });
+};
+
+test('a damaged newest snapshot (truncated, or a 1e999 in it): the start restores exactly from the previous snapshot and the journal', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  const assets = ['a0', 'a1', 'a2', 'a3', 'a4'];
+  for (let i = 0; i < 30; i++) {
+    clock.advance(4_000);
+    await first.service.ingest(
+      ndjson({ type: 'start', asset_id: `a${i % 5}`, session_id: `s${i}` }, { type: 'manifest', asset_id: `a${i % 5}`, session_id: `s${i}`, latency_ms: 10 + i }),
+      'ndjson',
+      auth,
+    );
+    if (i === 9 || i === 19) await first.service.snapshot();
+  }
+  const before = await everything(first.store, assets);
+  await first.service.close();
+  const snapshots = (await readdir(dir)).filter((f) => f.startsWith('snapshot-')).sort();
+  assert.equal(snapshots.length, 2, 'the previous snapshot is kept');
+  const newest = join(dir, snapshots[1] as string);
+  const control = `${dir}-control`;
+  await copyDir(control);
+  try {
+    for (const damage of ['truncate', '1e999'] as const) {
+      const text = await readFile(newest, 'utf8');
+      if (damage === 'truncate') await writeFile(newest, text.slice(0, Math.floor(text.length / 2)));
+      else await writeFile(newest, text.replace(/^(\["playline-vod-stats",\d+,)\d+/, '$11e999'));
+      assert.notEqual(await readFile(newest, 'utf8'), text);
+      const second = await open(clock);
+      assert.deepEqual(second.restored.skippedSnapshots.map((s) => s.file), [snapshots[1]]);
+      assert.equal(second.restored.snapshotSeq, 10, 'restored from the previous snapshot');
+      assert.equal(second.restored.batches, 20, 'and the journal since it');
+      assert.deepEqual(await everything(second.store, assets), before);
+      await second.service.close();
+      // Back to the undamaged files for the next kind of damage.
+      await rm(dir, { recursive: true });
+      await cp(control, dir, { recursive: true });
+    }
+    const third = await open(clock);
+    assert.equal(third.restored.snapshotSeq, 20);
+    assert.deepEqual(await everything(third.store, assets), before, 'the undamaged control restores the same from the newest');
+    await third.service.close();
+  } finally {
+    await rm(control, { recursive: true, force: true });
+  }
+});
+
+test('a snapshot of a state that does not read back is not used, and the journal stays', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  await first.service.ingest(ndjson({ type: 'start' }), 'ndjson', auth);
+  // A store whose snapshot holds a number the restore refuses (what Infinity once produced).
+  const lines = first.store.snapshotLines.bind(first.store);
+  first.store.snapshotLines = function* () {
+    for (const line of lines()) yield line.startsWith('["playline-vod-stats"') ? line.replace(/\d+\]$/, '1e999]') : line;
+  };
+  await assert.rejects(first.service.snapshot(), /does not read back/);
+  await first.service.close();
+  assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('snapshot-')), []);
+  const second = await open(clock);
+  assert.equal(second.restored.batches, 1);
+  assert.equal((await second.store.get('ws1', 'a1'))?.stats.new, 1);
   await second.service.close();
 });
