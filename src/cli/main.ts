@@ -8,6 +8,7 @@ import { signCommand } from './sign.command.js';
 import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
+import { ingestGrantsCommand } from './ingest-grants.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -25,6 +26,7 @@ Examples:
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
+  program.addCommand(ingestGrantsCommand());
   program.addCommand(signCommand());
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());

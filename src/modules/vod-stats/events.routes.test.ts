@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp } from '../../../test/helpers/test-app.js';
+import { TEST_ADMIN_TOKEN, createTestApp } from '../../../test/helpers/test-app.js';
 import type { TestApp } from '../../../test/helpers/test-app.js';
 import type { PlaybackErrorReport } from '../../platform/error-report-sink.js';
 
@@ -52,6 +52,7 @@ describe('POST /monitoring/events', () => {
   let owner: string;
   const reports: PlaybackErrorReport[] = [];
   const line = (e: Record<string, unknown>) => JSON.stringify({ type: 'start', owner, asset_id: 'a1', session_id: 's1', ...e });
+  const adminCall = (method: 'PUT' | 'DELETE' | 'GET', url: string) => t.app.inject({ method, url, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
 
   before(async () => {
     t = await createTestApp();
@@ -131,15 +132,36 @@ describe('POST /monitoring/events', () => {
     assert.equal(unsigned.statusCode, 401);
   });
 
-  test('an ingest key may submit for any workspace but may not read statistics', async () => {
+  test('an ingest key submits for its workspace and the granting ones only (owner_not_allowed, unknown_owner), and reads nothing', async () => {
     const ingestKey = await t.newKey(owner, 'ingest');
     const playbackServer = t.clientFor(owner, ingestKey.secret);
-    const result = await playbackServer.vodStats.ingest([
-      { type: 'start', owner: t.other.workspace.id, asset_id: 'theirs', session_id: 'x' },
-      { type: 'start', owner, asset_id: 'ours', session_id: 'y' },
-    ]);
-    assert.deepEqual(result, { accepted: 2, rejected: [], rejected_count: 0 });
+    const other = t.other.workspace.id;
+    const batch = [
+      { type: 'start' as const, owner: other, asset_id: 'theirs', session_id: 'x' },
+      { type: 'start' as const, owner, asset_id: 'ours', session_id: 'y' },
+      { type: 'start' as const, owner: 'no-such-workspace', asset_id: 'nobody', session_id: 'z' },
+    ];
+    const refused = await playbackServer.vodStats.ingest(batch);
+    assert.deepEqual(refused, {
+      accepted: 1,
+      rejected: [
+        { index: 0, code: 'owner_not_allowed', detail: 'this ingest key may not submit events for that workspace' },
+        { index: 2, code: 'unknown_owner', detail: 'owner is not a known workspace' },
+      ],
+      rejected_count: 2,
+    });
+    await assert.rejects(t.other.client.vodStats.asset('theirs'), { status: 404 });
+
+    const grant = await adminCall('PUT', `/api/v4/admin/workspaces/${other}/ingest-grants/${owner}`);
+    assert.equal(grant.statusCode, 201);
+    const granted = await playbackServer.vodStats.ingest(batch);
+    assert.deepEqual([granted.accepted, granted.rejected.map((r) => r.code)], [2, ['unknown_owner']]);
     assert.equal((await t.other.client.vodStats.asset('theirs')).stats.sessions.new, 1);
+
+    assert.equal((await adminCall('DELETE', `/api/v4/admin/workspaces/${other}/ingest-grants/${owner}`)).statusCode, 200);
+    const revoked = await playbackServer.vodStats.ingest([{ ...batch[0], session_id: 'later' } as (typeof batch)[0]]);
+    assert.deepEqual(revoked.rejected.map((r) => r.code), ['owner_not_allowed']);
+
     const read = await playbackServer.core.send('GET', '/api/v4/monitoring/vod-stats/ours');
     assert.equal(read.status, 403);
     assert.equal(problemOf(read).code, 'key_kind_not_allowed');

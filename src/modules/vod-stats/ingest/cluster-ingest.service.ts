@@ -2,7 +2,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
 import type { EventBatchKind } from './event-batch.js';
-import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
+import { BatchIntake, ownWorkspaceOnly, type IngestOwners, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
 import type { ClusterJournal } from '../journal/cluster-journal.js';
 import type { RedisStatsStore } from '../store/redis-stats-store.js';
@@ -15,6 +15,8 @@ export interface ClusterIngestOptions {
   journal: ClusterJournal;
   clock: Clock;
   errorReports: ErrorReportSink;
+  /** Which workspaces ingest keys may submit for (default: their own only). */
+  owners?: IngestOwners;
   onError?: (message: string, error: unknown) => void;
   /** Journaled batches held for counting (Redis unreachable, or a rebuild running) before ingest answers 503. Default 2000. */
   maxUncounted?: number;
@@ -49,8 +51,8 @@ export class ClusterIngestService implements EventIngest {
   private closed = false;
 
   constructor(options: ClusterIngestOptions) {
-    this.o = { ...options, onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
-    this.intake = new BatchIntake(options.clock, options.errorReports);
+    this.o = { ...options, owners: options.owners ?? ownWorkspaceOnly, onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
+    this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners);
   }
 
   /** Running totals (this instance's), for metrics. */

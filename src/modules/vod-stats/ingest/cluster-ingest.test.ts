@@ -41,17 +41,19 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const prefix = redis.prefix();
     owner = `ws-${prefix}`;
     const reports: PlaybackErrorReport[] = [];
+    const grants = { allowed: new Set<string>() };
+    const owners = { allowedOwners: (o: string) => Promise.resolve(new Set([o, ...grants.allowed])), existing: (ids: readonly string[]) => Promise.resolve(new Set(ids)) };
     const node = (name: string, wrap: (store: RedisStatsStore) => CountingStore = (x) => x, maxAssetsPerWorkspace?: number) => {
       const client = redis.client();
       const store = new RedisStatsStore({ redis: client, clock, prefix: `${prefix}stats:`, ...(maxAssetsPerWorkspace ? { maxAssetsPerWorkspace } : {}) });
       const journal = new PostgresEventJournal({ db: s.storage.db, instanceId: `${prefix}${name}` });
-      const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, errorReports: { submit: (r) => void reports.push(r) } });
+      const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, owners, errorReports: { submit: (r) => void reports.push(r) } });
       const rebuild = new StatsRebuild({ redis: client, store, journal, clock });
       const membership = new Membership({ redis: client, prefix: `${prefix}cluster:`, instanceId: `${prefix}${name}`, clock, log: silent });
       joinStatsToCluster(membership, { ingest, store, journal, rebuild, clock, log: silent });
       return { store, journal, ingest, rebuild, membership, client, id: `${prefix}${name}` };
     };
-    return { clock, node, reports };
+    return { clock, node, reports, grants };
   };
 
   test('events ingested through A are answered by B; one start sent to A and to B counts once', async () => {
@@ -96,6 +98,24 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     assert.equal(result.rejected_count, 1);
     assert.equal(reports.length, 0, 'the dropped error event is not reported');
     assert.equal(a.ingest.totals.accepted, 3);
+  });
+
+  test('ingest-key batches: the journal keeps the owners accepted, so a rebuild re-derives them whatever the grants are later', async () => {
+    const { node, grants } = cluster();
+    const a = node('a');
+    const customer = `${owner}-customer`;
+    const stranger = `${owner}-stranger`;
+    grants.allowed = new Set([customer]);
+    const body = ndjson(start('g1', 's1', T0), { ...start('g1', 's1', T0), owner: customer }, { ...start('g1', 's1', T0), owner: stranger });
+    const result = await a.ingest.ingest(body, 'ndjson', { owner, kind: 'ingest' });
+    assert.deepEqual([result.accepted, result.rejected.map((r) => [r.index, r.code])], [2, [[2, 'owner_not_allowed']]]);
+    grants.allowed = new Set([stranger]);
+    await a.store.clear();
+    const rebuilt = await a.rebuild.rebuild();
+    assert.ok(rebuilt !== 'busy');
+    assert.equal((await a.store.get(customer, 'g1'))?.stats.new, 1, 'accepted then, replayed now');
+    assert.equal(await a.store.get(stranger, 'g1'), undefined, 'refused then, still refused');
+    assert.equal((await a.store.get(owner, 'g1'))?.stats.new, 1);
   });
 
   test('after the Redis state is wiped, a rebuild from the journal gives exactly the same answers', async () => {

@@ -256,3 +256,25 @@ test('a snapshot of a state that does not read back is not used, and the journal
   assert.equal((await second.store.get('ws1', 'a1'))?.stats.new, 1);
   await second.service.close();
 });
+
+test('an ingest key submits for the workspaces that granted it; a restart re-derives exactly what was accepted, whatever the grants are by then', async () => {
+  const clock = new FakeClock(T0);
+  let allowed = new Set(['server', 'ws1']);
+  const owners = { allowedOwners: () => Promise.resolve(allowed), existing: (ids: readonly string[]) => Promise.resolve(new Set(ids.filter((id) => id !== 'ghost'))) };
+  const openWith = async () => {
+    const store = new MemoryStatsStore({ clock });
+    const service = new EventIngestService({ store, journal: new FileEventJournal({ dir }), clock, errorReports: { submit: () => undefined }, owners, snapshotMinBytes: 1 << 30 });
+    return { store, service, restored: await service.restore() };
+  };
+  const first = await openWith();
+  const body = ndjson({ type: 'start', owner: 'ws1' }, { type: 'start', owner: 'ws2', session_id: 's2' }, { type: 'start', owner: 'ghost', session_id: 's3' });
+  const result = await first.service.ingest(body, 'ndjson', { owner: 'server', kind: 'ingest' });
+  assert.deepEqual([result.accepted, result.rejected.map((r) => [r.index, r.code])], [1, [[1, 'owner_not_allowed'], [2, 'unknown_owner']]]);
+  await first.service.close();
+  // The grants change completely: ws1 revoked, ws2 granted.
+  allowed = new Set(['server', 'ws2']);
+  const second = await openWith();
+  assert.equal((await second.store.get('ws1', 'a1'))?.stats.new, 1, 'accepted then, restored now');
+  assert.equal(await second.store.get('ws2', 'a1'), undefined, 'refused then, still not counted');
+  await second.service.close();
+});

@@ -3,7 +3,7 @@ import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
 import { parseEventBatchSync } from './event-batch.js';
 import type { EventBatchKind } from './event-batch.js';
-import { BatchIntake, replayContext, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
+import { BatchIntake, ownWorkspaceOnly, type IngestOwners, replayContext, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
 import type { EventJournal, ReplayResult } from '../journal/journal.js';
 import type { RecordResult, StatsStore } from '../store/stats-store.js';
@@ -22,6 +22,8 @@ export interface EventIngestOptions {
   journal: EventJournal;
   clock: Clock;
   errorReports: ErrorReportSink;
+  /** Which workspaces ingest keys may submit for (default: their own only). */
+  owners?: IngestOwners;
   /** Snapshot once the journal since the last one exceeds this (and twice the last snapshot). */
   snapshotMinBytes?: number;
   /** Snapshot at least this often while events arrive. */
@@ -65,7 +67,7 @@ export class EventIngestService implements EventIngest {
     this.store = options.store;
     this.journal = options.journal;
     this.clock = options.clock;
-    this.intake = new BatchIntake(options.clock, options.errorReports);
+    this.intake = new BatchIntake(options.clock, options.errorReports, options.owners ?? ownWorkspaceOnly);
     this.snapshotMinBytes = options.snapshotMinBytes ?? 512 * 1024 * 1024;
     this.snapshotEveryMs = options.snapshotEveryMs ?? 10 * 60_000;
     this.onError = options.onError ?? (() => undefined);

@@ -18,6 +18,23 @@ export interface IngestAuth {
 }
 
 /**
+ * Which workspaces an ingest key may submit events for (ingest grants, kept by the workspaces
+ * module): the port through which ingest learns it, never reading the database itself.
+ */
+export interface IngestOwners {
+  /** The workspaces the ingest keys of `owner` may submit for: itself and those that granted it. */
+  allowedOwners(owner: string): Promise<ReadonlySet<string>>;
+  /** The workspaces among `ids` that exist. */
+  existing(ids: readonly string[]): Promise<ReadonlySet<string>>;
+}
+
+/** Ingest keys submit for their own workspace only (tests, and before grants are wired). */
+export const ownWorkspaceOnly: IngestOwners = {
+  allowedOwners: (owner) => Promise.resolve(new Set([owner])),
+  existing: () => Promise.resolve(new Set()),
+};
+
+/**
  * Statistics ingest, whatever the backends: what `POST /monitoring/events` and the playback
  * edge call. Implemented by the embedded pipeline (EventIngestService: file journal, memory
  * store) and the cluster pipeline (ClusterIngestService: PostgreSQL journal, Redis store).
@@ -72,6 +89,19 @@ export const replayContext = (batch: Pick<JournalBatch, 'receivedAt' | 'owners'>
 });
 
 const ASSET_LIMIT_DETAIL = "the workspace holds the maximum number of assets in its statistics; events for new assets are dropped";
+const UNKNOWN_OWNER_DETAIL = 'owner is not a known workspace';
+
+/** The distinct owners of `events` (they are usually runs of one owner). */
+const ownersOf = (events: readonly PlaybackEvent[]): string[] => {
+  const owners = new Set<string>();
+  let last: string | undefined;
+  for (const e of events) {
+    if (e.owner === last) continue;
+    last = e.owner;
+    owners.add(last);
+  }
+  return [...owners];
+};
 
 /** The listed rejections of the parse and of counting (asset limit), merged by index; the first few only. */
 const listRejections = (parsed: readonly ListedRejection[], dropped: readonly number[], indexes: readonly number[]): EventRejection[] => {
@@ -104,15 +134,41 @@ export class BatchIntake {
   constructor(
     private readonly clock: Clock,
     private readonly errorReports: ErrorReportSink,
+    private readonly owners: IngestOwners,
   ) {}
 
+  /**
+   * Parses a batch at its receipt time with what its submitter may name: an API key its own
+   * workspace, an ingest key its own and the granting ones (the journal records the owners
+   * accepted, so a replay re-derives the same events whatever the grants are later), the
+   * playback edge any. Foreign owners listed are told apart as unknown or not allowed.
+   */
   async receive(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<ReceivedBatch> {
     const receivedAt = this.clock.now();
-    const owners = auth.kind === 'api' ? [auth.owner] : null;
-    const ctx: EventBatchContext = { now: receivedAt, owners: owners === null ? null : new Set(owners), foreignOwnerCode: 'owner_mismatch' };
+    const ctx: EventBatchContext =
+      auth.kind === 'api'
+        ? { now: receivedAt, owners: new Set([auth.owner]), foreignOwnerCode: 'owner_mismatch' }
+        : auth.kind === 'ingest'
+          ? { now: receivedAt, owners: await this.owners.allowedOwners(auth.owner), foreignOwnerCode: 'owner_not_allowed' }
+          : { now: receivedAt, owners: null, foreignOwnerCode: 'owner_mismatch' };
     const parsed = await parseEventBatch(body, kind, ctx);
     this.totals.rejected += parsed.rejectedCount;
+    if (auth.kind === 'ingest') await this.markUnknownOwners(parsed.rejected);
+    const owners = auth.kind === 'api' ? [auth.owner] : auth.kind === 'ingest' ? ownersOf(parsed.events) : null;
     return { receivedAt, ...parsed, owners };
+  }
+
+  /** Listed `owner_not_allowed` rejections naming no workspace at all become `unknown_owner`. */
+  private async markUnknownOwners(rejected: ListedRejection[]): Promise<void> {
+    const foreign = [...new Set(rejected.flatMap((r) => (r.code === 'owner_not_allowed' && r.owner !== undefined ? [r.owner] : [])))];
+    if (foreign.length === 0) return;
+    const existing = await this.owners.existing(foreign);
+    for (const r of rejected) {
+      if (r.code === 'owner_not_allowed' && r.owner !== undefined && !existing.has(r.owner)) {
+        r.code = 'unknown_owner';
+        r.detail = UNKNOWN_OWNER_DETAIL;
+      }
+    }
   }
 
   /** The answer to a batch with nothing to journal. */

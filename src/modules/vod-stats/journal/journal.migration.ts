@@ -54,3 +54,17 @@ export const dropSnapshotsMigration: Migration = {
       .execute();
   },
 };
+
+/**
+ * The owners an ingest-key batch could name when it was accepted (JSON list; null: the signing
+ * workspace only, or any when any_owner is 1), so a replay re-derives the events accepted then
+ * whatever the ingest grants are later ('0611_vod_stats_journal_owners').
+ */
+export const journalOwnersMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('vod_stats_journal').addColumn('owners', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('vod_stats_journal').dropColumn('owners').execute();
+  },
+};

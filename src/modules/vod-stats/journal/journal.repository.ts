@@ -11,7 +11,7 @@ const toBatch = (row: JournalRow): StoredBatch => ({
   receivedAt: Number(row.received_at),
   kind: row.kind === 'json' ? 'json' : 'ndjson',
   authOwner: row.auth_owner,
-  owners: row.any_owner === 1 ? null : [row.auth_owner],
+  owners: row.any_owner === 1 ? null : row.owners === null ? [row.auth_owner] : (JSON.parse(row.owners) as string[]),
   body: Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body),
   events: Number(row.events),
   instanceId: row.instance_id,

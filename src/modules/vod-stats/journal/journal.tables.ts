@@ -11,8 +11,10 @@ export interface VodStatsJournalTable {
   /** 'ndjson' | 'json'. */
   kind: string;
   auth_owner: string;
-  /** 1 when an ingest key submitted the batch (events of any workspace). */
+  /** 1 when the batch could name any workspace (the playback edge; ingest keys before grants). */
   any_owner: number;
+  /** JSON list of the workspaces the batch could name when not any; null: the signing workspace only. */
+  owners: string | null;
   /** Events accepted from the batch. */
   events: number;
   /** The instance that journaled the batch (its sweep finds batches it never counted). */

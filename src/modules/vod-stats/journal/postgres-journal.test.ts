@@ -42,6 +42,10 @@ for (const engine of await testEngines()) {
       assert.deepEqual(a, { ...newBatch(1), seq: seqA, instanceId: 'node-a' });
       assert.deepEqual(b?.body, binary, 'NUL and invalid UTF-8 bytes survive');
       assert.deepEqual([b?.kind, b?.authOwner, b?.owners, b?.events], ['json', 'ws-2-é', ['ws-2-é'], 2]);
+      const granted = await journal.appendNew({ ...newBatch(4), owners: ['ws-1-é', 'customer'] });
+      const any = await journal.appendNew({ ...newBatch(6), owners: null });
+      const [, , c, d] = await all();
+      assert.deepEqual([c?.seq, c?.owners, d?.seq, d?.owners], [granted, ['ws-1-é', 'customer'], any, null], 'the owners a batch could name');
       await journal.close();
       await assert.rejects(journal.appendNew(newBatch(3)), /closed/);
     });

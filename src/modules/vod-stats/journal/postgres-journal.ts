@@ -78,6 +78,7 @@ export class PostgresEventJournal implements ClusterJournal {
       kind: batch.kind,
       auth_owner: batch.authOwner,
       any_owner: batch.owners === null ? 1 : 0,
+      owners: batch.owners === null || (batch.owners.length === 1 && batch.owners[0] === batch.authOwner) ? null : JSON.stringify(batch.owners),
       events: batch.events,
       instance_id: this.instanceId,
       body: batch.body,

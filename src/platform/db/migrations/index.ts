@@ -4,13 +4,16 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
-import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
+import { dropSnapshotsMigration, journalMigration, journalOwnersMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
+import { ingestGrantsMigration } from '../../../modules/workspaces/ingest-grants.migration.js';
 
 /**
  * Every migration, by number. Numbers are ranges per module so that modules never collide:
  * 0001-0099 foundation, 0100 vod-stats, 0200 error-reporting, 0300 syndication,
  * 0400 managed-slicers, 0500 playback-edge, 0600 vod-stats journal of cluster mode (named
  * '0600_cluster' when it lived in modules/cluster: an executed name must stay registered).
+ * A new migration sorts after every name that may have run (Kysely refuses one that does not),
+ * whatever its module: 0610 workspace ingest grants, 0611 the owners of vod-stats journal rows.
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
@@ -20,4 +23,6 @@ export const migrations: Record<string, Migration> = {
   '0500_playback_edge': playbackEdgeMigration,
   '0600_cluster': journalMigration,
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
+  '0610_workspace_ingest_grants': ingestGrantsMigration,
+  '0611_vod_stats_journal_owners': journalOwnersMigration,
 };
