@@ -8,7 +8,7 @@ import type { IngestOwners } from './ingest/event-ingest.js';
 
 /** The runtime pieces VOD statistics are built from (a structural subset of `Runtime`). */
 export interface VodStatsDeps {
-  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel' | 'maxAssetsPerWorkspace' | 'ingestMaxBytesInFlight'>;
+  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel' | 'maxAssetsPerWorkspace' | 'ingestMaxBytesInFlight' | 'statsRebuildOnMismatch'>;
   clock: Clock;
   storage: Pick<Storage, 'db'>;
   /** Where accepted error events go; read at each submit, so it may be replaced later. */

@@ -22,10 +22,14 @@ export interface ClusterIngestOptions {
   maxUncounted?: number;
   /** How often held batches are tried again. Default 1 s. */
   retryMs?: number;
+  /** Whether Redis may be counted into now (its statistics are bound to this journal). Default: always. */
+  canCount?: () => boolean;
 }
 
 interface JournaledBatch {
   seq: number;
+  /** The key Redis marks the batch counted under (unique to its journal row). */
+  batchKey: string;
   receivedAt: number;
   events: readonly PlaybackEvent[];
 }
@@ -51,7 +55,7 @@ export class ClusterIngestService implements EventIngest {
   private closed = false;
 
   constructor(options: ClusterIngestOptions) {
-    this.o = { ...options, owners: options.owners ?? ownWorkspaceOnly, onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
+    this.o = { ...options, owners: options.owners ?? ownWorkspaceOnly, canCount: options.canCount ?? (() => true), onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
     this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners);
   }
 
@@ -63,7 +67,7 @@ export class ClusterIngestService implements EventIngest {
   async ingest(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<IngestResult> {
     if (this.closed) throw new AppError('service_unavailable', 'The server is shutting down; retry on another instance');
     if (this.uncounted.size >= this.o.maxUncounted) {
-      throw new AppError('service_unavailable', 'Statistics cannot be counted right now (Redis unreachable or rebuilding); retry shortly');
+      throw new AppError('service_unavailable', 'Statistics cannot be counted right now (Redis unreachable, rebuilding, or not bound to this journal); retry shortly');
     }
     const batch = await this.intake.receive(body, kind, auth);
     const { receivedAt, events } = batch;
@@ -72,14 +76,14 @@ export class ClusterIngestService implements EventIngest {
     this.open.set(token, receivedAt);
     let dropped: readonly number[];
     try {
-      let seq: number;
+      let journaled: { seq: number; batchKey: string };
       try {
-        seq = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, owners: batch.owners, body, events: events.length });
+        journaled = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, owners: batch.owners, body, events: events.length });
       } catch (error) {
         throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
       }
       // Committed: from here on nothing may fail the request (a retry would count twice).
-      dropped = await this.countOrHold({ seq, receivedAt, events });
+      dropped = await this.countOrHold({ ...journaled, receivedAt, events });
     } finally {
       this.open.delete(token);
     }
@@ -89,7 +93,7 @@ export class ClusterIngestService implements EventIngest {
   /** Counts a committed batch, or holds it for a retry; never throws. Resolves with the events the store dropped. */
   private async countOrHold(batch: JournaledBatch): Promise<readonly number[]> {
     try {
-      const counted = await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) });
+      const counted = this.o.canCount() ? await this.o.store.count(batch.events, batch.receivedAt, { batchKey: batch.batchKey }) : 'busy';
       if (counted !== 'busy') return counted.dropped;
     } catch (error) {
       this.o.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
@@ -114,8 +118,9 @@ export class ClusterIngestService implements EventIngest {
   async retryHeld(): Promise<void> {
     for (const seq of [...this.uncounted.keys()].sort((a, b) => a - b)) {
       const batch = this.uncounted.get(seq) as JournaledBatch;
+      if (!this.o.canCount()) return;
       try {
-        if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(seq) })) === 'busy') return;
+        if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: batch.batchKey })) === 'busy') return;
       } catch {
         return;
       }

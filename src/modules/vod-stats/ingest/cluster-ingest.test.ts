@@ -11,6 +11,7 @@ import { Membership } from '../../../platform/cluster/membership.js';
 import { PostgresEventJournal } from '../journal/postgres-journal.js';
 import { RedisStatsStore } from '../store/redis-stats-store.js';
 import { StatsRebuild } from './stats-rebuild.js';
+import { StatsBinding } from './stats-binding.js';
 import { joinStatsToCluster } from '../vod-stats.cluster.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -49,9 +50,10 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
       const journal = new PostgresEventJournal({ db: s.storage.db, instanceId: `${prefix}${name}` });
       const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, owners, errorReports: { submit: (r) => void reports.push(r) } });
       const rebuild = new StatsRebuild({ redis: client, store, journal, clock });
+      const binding = new StatsBinding({ redis: client, journal, prefix: `${prefix}stats:` });
       const membership = new Membership({ redis: client, prefix: `${prefix}cluster:`, instanceId: `${prefix}${name}`, clock, log: silent });
-      joinStatsToCluster(membership, { ingest, store, journal, rebuild, clock, log: silent });
-      return { store, journal, ingest, rebuild, membership, client, id: `${prefix}${name}` };
+      joinStatsToCluster(membership, { ingest, store, journal, rebuild, binding, rebuildOnMismatch: true, clock, log: silent });
+      return { store, journal, ingest, rebuild, binding, membership, client, id: `${prefix}${name}` };
     };
     return { clock, node, reports, grants };
   };
@@ -172,6 +174,7 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const dead = node('dead');
     const survivor = node('survivor');
     await survivor.rebuild.markStarted(); // a running cluster (else the first tick starts a rebuild)
+    assert.equal((await survivor.binding.check()).kind, 'bound');
     await dead.membership.tick(); // registered: counted everything before T0
     await dead.journal.appendNew({ receivedAt: clock.now(), kind: 'ndjson', authOwner: owner, owners: [owner], body: ndjson(start('d1', 's1', T0)), events: 1 });
     // ... and was killed before counting it.

@@ -20,8 +20,19 @@ export interface VodStatsJournalTable {
   /** The instance that journaled the batch (its sweep finds batches it never counted). */
   instance_id: string;
   body: Buffer;
+  /** Random token of the row; with the seq, the key Redis marks the batch counted under (null: rows of earlier builds, keyed by seq). */
+  batch_key: string | null;
+}
+
+/** The one row naming the deployment and epoch the Redis statistics must be bound to. */
+export interface VodStatsBindingTable {
+  name: string;
+  deployment_id: string;
+  epoch: number;
+  created_at: number;
 }
 
 export interface VodStatsJournalTables {
   vod_stats_journal: VodStatsJournalTable;
+  vod_stats_binding: VodStatsBindingTable;
 }

@@ -4,7 +4,7 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
-import { dropSnapshotsMigration, journalMigration, journalOwnersMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
+import { dropSnapshotsMigration, journalBindingMigration, journalMigration, journalOwnersMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
 import { ingestGrantsMigration } from '../../../modules/workspaces/ingest-grants.migration.js';
 
 /**
@@ -13,7 +13,8 @@ import { ingestGrantsMigration } from '../../../modules/workspaces/ingest-grants
  * 0400 managed-slicers, 0500 playback-edge, 0600 vod-stats journal of cluster mode (named
  * '0600_cluster' when it lived in modules/cluster: an executed name must stay registered).
  * A new migration sorts after every name that may have run (Kysely refuses one that does not),
- * whatever its module: 0610 workspace ingest grants, 0611 the owners of vod-stats journal rows.
+ * whatever its module: 0610 workspace ingest grants, 0611 the owners of vod-stats journal rows,
+ * 0612 the binding of the Redis statistics to the journal.
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
   '0610_workspace_ingest_grants': ingestGrantsMigration,
   '0611_vod_stats_journal_owners': journalOwnersMigration,
+  '0612_vod_stats_journal_binding': journalBindingMigration,
 };
