@@ -25,7 +25,7 @@ const Text = (description: string) => Type.Optional(Type.String({ maxLength: MAX
 
 const eventProperties = {
   type: PlaybackEventTypeSchema,
-  owner: Id('Workspace id; must be the authenticated workspace unless an ingest key is used'),
+  owner: Id('Workspace id: the authenticated workspace, or (ingest keys) one that granted it an ingest grant'),
   asset_id: Id('System asset id (GUID)'),
   session_id: Id('Playback session id'),
   latency_ms: Type.Optional(

@@ -77,7 +77,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
         tags,
         summary: 'Ingest playback events (NDJSON or a JSON array, up to 16 MiB); 202 once journaled durably',
         description:
-          'Each event owner must be the signing workspace, unless an ingest key signs (any workspace). ' +
+          "Each event's owner must be the signing workspace; an ingest key may also name the workspaces that granted its workspace an ingest grant. " +
           'The answer counts the accepted events (journaled and counted) and the rejected ones, and lists the first 100 ' +
           'rejected by index with a reason. 503 with Retry-After when too many event bytes are in flight on the instance.',
         consumes: ['application/x-ndjson', 'application/json'],
