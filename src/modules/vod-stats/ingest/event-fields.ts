@@ -7,12 +7,30 @@ export interface EventBatchContext {
   /** Receipt time (Unix ms): the default `ts`, and the upper bound later timestamps are clamped to. */
   now: number;
   /**
-   * The workspaces this batch may carry events of; null: any (the playback edge, and version-1
-   * journal records of ingest keys). An API key's batch: its own workspace only.
+   * The workspaces this batch may carry events of (an AllowedOwners, or any set); null: any (the
+   * playback edge, and version-1 journal records of ingest keys). An API key's batch: its own
+   * workspace only.
    */
-  owners: ReadonlySet<string> | null;
+  owners: { has(owner: string): boolean } | null;
   /** Why an event of another workspace is refused: `owner_mismatch` (API key) or `owner_not_allowed` (ingest key). */
   foreignOwnerCode: 'owner_mismatch' | 'owner_not_allowed';
+}
+
+/**
+ * The workspaces one batch may name. Its events mostly name one workspace, so the last one
+ * allowed is compared first (a string compare, not a hash of a freshly decoded string).
+ */
+export class AllowedOwners {
+  private last: string | undefined;
+
+  constructor(private readonly owners: ReadonlySet<string>) {}
+
+  has(owner: string): boolean {
+    if (owner === this.last) return true;
+    if (!this.owners.has(owner)) return false;
+    this.last = owner;
+    return true;
+  }
 }
 
 /** A reason to reject one event; only allocated on the error path. */

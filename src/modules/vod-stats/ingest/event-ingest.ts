@@ -4,6 +4,7 @@ import { MAX_LISTED_REJECTIONS, type EventRejection, type IngestResult, type Pla
 import type { JournalBatch } from '../journal/journal.js';
 import { playbackErrorMeaning } from '../playback-error-codes.js';
 import { parseEventBatch, type EventBatchContext, type EventBatchKind, type ListedRejection } from './event-batch.js';
+import { AllowedOwners } from './event-fields.js';
 
 /** Who submits a batch, and so which workspaces its events may name. */
 export interface IngestAuth {
@@ -84,7 +85,7 @@ export interface ReceivedBatch {
 /** How a journaled batch is parsed again on replay: at its receipt time, with the owners it was allowed. */
 export const replayContext = (batch: Pick<JournalBatch, 'receivedAt' | 'owners'>): EventBatchContext => ({
   now: batch.receivedAt,
-  owners: batch.owners === null ? null : new Set(batch.owners),
+  owners: batch.owners === null ? null : new AllowedOwners(new Set(batch.owners)),
   foreignOwnerCode: 'owner_mismatch',
 });
 
@@ -147,9 +148,9 @@ export class BatchIntake {
     const receivedAt = this.clock.now();
     const ctx: EventBatchContext =
       auth.kind === 'api'
-        ? { now: receivedAt, owners: new Set([auth.owner]), foreignOwnerCode: 'owner_mismatch' }
+        ? { now: receivedAt, owners: new AllowedOwners(new Set([auth.owner])), foreignOwnerCode: 'owner_mismatch' }
         : auth.kind === 'ingest'
-          ? { now: receivedAt, owners: await this.owners.allowedOwners(auth.owner), foreignOwnerCode: 'owner_not_allowed' }
+          ? { now: receivedAt, owners: new AllowedOwners(await this.owners.allowedOwners(auth.owner)), foreignOwnerCode: 'owner_not_allowed' }
           : { now: receivedAt, owners: null, foreignOwnerCode: 'owner_mismatch' };
     const parsed = await parseEventBatch(body, kind, ctx);
     this.totals.rejected += parsed.rejectedCount;
