@@ -45,7 +45,10 @@ export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
       if (restored.batches > 0 || restored.snapshotSeq > 0) log.info(counts, 'vod-stats restored from snapshot and journal');
       if (restored.truncatedBytes > 0) log.warn(counts, 'vod-stats journal had a torn tail (crash mid-write); cut it off');
       if (skippedSnapshots.length > 0) {
-        log.error({ skippedSnapshots, restoredFromSeq: restored.snapshotSeq, lostBatches }, `vod-stats skipped ${skippedSnapshots.length} unreadable snapshot(s) (renamed quarantine-*) and restored from the previous one plus the journal`);
+        log.error(
+          { skippedSnapshots, restoredFromSeq: restored.snapshotSeq, batchesReplayed: restored.batches, lostBatches },
+          `vod-stats skipped ${skippedSnapshots.length} unreadable snapshot(s) (${skippedSnapshots.map((s) => s.file).join(', ')}, renamed quarantine-*) and restored from ${restored.snapshotSeq > 0 ? `the snapshot at seq ${restored.snapshotSeq}` : 'no snapshot'} plus ${restored.batches} journaled batch(es)`,
+        );
       }
       if (damaged.length > 0) {
         const bytes = damaged.reduce((n, d) => n + d.bytes, 0);

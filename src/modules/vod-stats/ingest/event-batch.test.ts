@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { AppError } from '../../../platform/errors.js';
 import { parseEventBatch as parseEventBatchAsync, parseEventBatchSync as parseEventBatch } from './event-batch.js';
 import type { EventBatchContext } from './event-fields.js';
@@ -207,4 +209,22 @@ test('a large batch is parsed in slices: the event loop runs between them', asyn
   assert.equal(parsed.events.length + parsed.rejectedCount, 20_000);
   assert.ok(turns >= 9, `the event loop ran ${turns} times while 20,000 lines were parsed (one slice is at most 2,048 lines)`);
   assert.deepEqual(parsed, parseEventBatch(body, 'ndjson', ctx), 'the sliced parse gives the same result');
+});
+
+test('what a parsed batch keeps is bounded by its events, not by what their lines carried', () => {
+  setFlagsFromString('--expose_gc');
+  const gc = runInNewContext('gc') as () => void;
+  // ~1,000 valid events of 16 KiB each, every one padded with an unknown member that decodes into
+  // thousands of arrays (about 30 bytes of heap per 3 bytes of text).
+  const padded = line({ pad: [] }).replace('"pad":[]', `"pad":[${'[],'.repeat(5300)}[]]`);
+  assert.ok(Buffer.byteLength(padded) <= 16 * 1024);
+  const lines = Math.floor((16 * 1024 * 1024) / (padded.length + 1));
+  const body = Array.from({ length: lines }, () => padded).join('\n');
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const parsed = parseEventBatch(body, 'ndjson', ctx);
+  gc();
+  const kept = process.memoryUsage().heapUsed - before;
+  assert.equal(parsed.events.length, lines);
+  assert.ok(kept < 4 * 1024 * 1024, `the parsed batch keeps ${Math.round(kept / 1024)} KiB for a 16 MiB body`);
 });
