@@ -4,7 +4,8 @@
  * >= 1,000,000 events/s and >= 50 % of JSON.parse).
  */
 import { signV4 } from '../src/platform/auth/v4-signature.js';
-import { parseEventBatch } from '../src/modules/vod-stats/ingest/event-batch.js';
+import { parseEventBatchSync } from '../src/modules/vod-stats/ingest/event-batch.js';
+import { AllowedOwners } from '../src/modules/vod-stats/ingest/event-fields.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
@@ -86,8 +87,8 @@ export const ingestBenchmark: Benchmark = {
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`ingest answered non-2xx ${result.non2xx} times, ${result.errors} errors`);
       const overHttp = result.requestsPerSec * EVENTS_PER_BATCH;
       const jsonParse = (parseBefore + eventsPerSecond(bodies, Math.min(durationS, 2), jsonParseLines)) / 2;
-      const ctx = { authOwner: owner, anyOwner: false, now: Date.now() };
-      const parser = eventsPerSecond(bodies, Math.min(durationS, 2), (body) => parseEventBatch(body, 'ndjson', ctx));
+      const ctx = { now: Date.now(), owners: new AllowedOwners(new Set([owner])), foreignOwnerCode: 'owner_mismatch' as const };
+      const parser = eventsPerSecond(bodies, Math.min(durationS, 2), (body) => parseEventBatchSync(body, 'ndjson', ctx));
       const results: Comparison[] = [
         {
           name: 'ingest over HTTP (parse + journal fsync + count), 4 connections',

@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { systemClock } from '../src/platform/clock.js';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
-import { parseEventBatch } from '../src/modules/vod-stats/ingest/event-batch.js';
+import { parseEventBatchSync } from '../src/modules/vod-stats/ingest/event-batch.js';
 import { MemoryStatsStore } from '../src/modules/vod-stats/store/memory-stats-store.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
@@ -47,7 +47,7 @@ const inProcess = (): Comparison[] => {
   const heapBefore = process.memoryUsage().heapUsed;
   const store = new MemoryStatsStore({ clock });
   for (let from = 0; from < ASSETS; from += ASSETS_PER_BATCH) {
-    const { events } = parseEventBatch(assetEvents('ws', from, from + ASSETS_PER_BATCH, now), 'ndjson', { authOwner: 'ws', anyOwner: false, now });
+    const { events } = parseEventBatchSync(assetEvents('ws', from, from + ASSETS_PER_BATCH, now), 'ndjson', { now, owners: null, foreignOwnerCode: 'owner_mismatch' });
     store.recordSync(events, now);
   }
   store.topSync('ws', 100);
@@ -59,7 +59,7 @@ const inProcess = (): Comparison[] => {
   const times: number[] = [];
   for (let q = 0; q < 2_000; q++) {
     const from = (q * 100) % ASSETS;
-    const { events } = parseEventBatch(assetEvents('ws', from, from + 100, now + 1, q + 1), 'ndjson', { authOwner: 'ws', anyOwner: false, now: now + 1 });
+    const { events } = parseEventBatchSync(assetEvents('ws', from, from + 100, now + 1, q + 1), 'ndjson', { now: now + 1, owners: null, foreignOwnerCode: 'owner_mismatch' });
     store.recordSync(events, now + 1);
     const started = process.hrtime.bigint();
     if (store.topSync('ws', 100).length !== 100) throw new Error('top 100 returned fewer assets');

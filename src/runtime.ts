@@ -11,6 +11,7 @@ import { Authenticator } from './platform/auth/authenticator.js';
 import { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
 import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
+import { IngestGrantService } from './modules/workspaces/ingest-grants.service.js';
 import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
@@ -40,6 +41,8 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
+  /** Which workspaces an ingest key may submit events for (admin API, CLI; read by statistics ingest). */
+  ingestGrants: IngestGrantService;
   /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
   errorReports: ErrorReportSink;
   /** Error Reporting: callback settings service, dispatcher, client. */
@@ -99,6 +102,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
+  const ingestGrants = new IngestGrantService({ db: storage.db, clock });
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
@@ -108,7 +112,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to whatever sink the runtime holds when they arrive.
   const errorReports = () => runtime.errorReports;
-  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster });
+  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
     signingKeys: (owner) => keyRing.get(owner),
@@ -133,6 +137,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     keyRing,
     authenticator,
     workspaces,
+    ingestGrants,
     errorReports: discardErrorReports,
     errorReporting,
     managedSlicers,

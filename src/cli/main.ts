@@ -9,6 +9,7 @@ import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
 import { assetsCommand } from './assets.command.js';
+import { ingestGrantsCommand } from './ingest-grants.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -28,6 +29,7 @@ Examples:
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
+  program.addCommand(ingestGrantsCommand());
   program.addCommand(signCommand());
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());

@@ -31,7 +31,7 @@ export function keysCommand(): Command {
   command.addCommand(
     dataCommand('create', 'Create a key; its secret is printed once')
       .requiredOption('--owner <workspace_id>', 'the workspace the key belongs to')
-      .addOption(new Option('--kind <kind>', 'api: calls the owner\'s API; ingest: submits events for any workspace, nothing else').choices(['api', 'ingest']).default('api'))
+      .addOption(new Option('--kind <kind>', 'api: calls the owner\'s API; ingest: submits events for its workspace and those that granted it (ingest-grants), nothing else').choices(['api', 'ingest']).default('api'))
       .option('--label <label>', 'what the key is for', '')
       .action(async (opts: Record<string, unknown>) => {
         const key = await withRuntime(opts, (rt) => rt.workspaces.createKey(String(opts.owner), { kind: opts.kind as KeyKind, label: String(opts.label) }));

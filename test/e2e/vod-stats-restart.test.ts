@@ -1,6 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlaylineClient } from '../../src/client/index.js';
@@ -100,5 +100,17 @@ test('statistics survive kill -9 exactly, and a graceful restart (snapshot) keep
   assert.equal(await second.stop(), 0, 'graceful shutdown (writes a snapshot)');
   const third = await start();
   assert.deepEqual(await everything(clientOf(third)), afterRecovery, 'snapshot + journal restore the same statistics');
-  assert.equal(await third.stop(), 0);
+  await clientOf(third).vodStats.ingest(batch(owner, 99));
+  const beforeDamage = await everything(clientOf(third));
+  assert.equal(await third.stop(), 0, 'a second snapshot; the first is kept with the journal since it');
+
+  // The newest snapshot damaged on disk: the next start falls back to the previous one plus the journal.
+  const snapshots = readdirSync(join(dataDir, 'vod-stats')).filter((f) => f.startsWith('snapshot-')).sort();
+  assert.equal(snapshots.length, 2);
+  const newest = join(dataDir, 'vod-stats', snapshots[1] as string);
+  truncateSync(newest, Math.floor(statSync(newest).size / 2));
+  const fourth = await start();
+  assert.match(fourth.output(), /skipped 1 unreadable snapshot/);
+  assert.deepEqual(await everything(clientOf(fourth)), beforeDamage, 'the previous snapshot + journal restore the same statistics');
+  assert.equal(await fourth.stop(), 0);
 });

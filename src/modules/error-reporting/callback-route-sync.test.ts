@@ -1,5 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createTestApp } from '../../../test/helpers/test-app.js';
 import type { TestApp } from '../../../test/helpers/test-app.js';
 import { FakeClock } from '../../platform/clock.js';
@@ -24,9 +27,13 @@ describe('callback settings across instances', () => {
   let receiver: LocalReceiver;
   let peer: Runtime;
   const peers: Runtime[] = [];
+  const peerDirs: string[] = [];
 
   const startPeer = async (): Promise<Runtime> => {
-    const runtime = await createRuntime(t.runtime.config, { clock, ids: sequentialIds(), storage: t.runtime.storage });
+    // Its own data directory, as another process has: one server per statistics journal (an OS lock).
+    const dataDir = mkdtempSync(join(tmpdir(), 'playline-peer-'));
+    peerDirs.push(dataDir);
+    const runtime = await createRuntime({ ...t.runtime.config, dataDir }, { clock, ids: sequentialIds(), storage: t.runtime.storage });
     await runtime.start();
     peers.push(runtime);
     return runtime;
@@ -39,6 +46,7 @@ describe('callback settings across instances', () => {
   });
   after(async () => {
     for (const runtime of peers) await runtime.close();
+    for (const dir of peerDirs) rmSync(dir, { recursive: true, force: true });
     await t.close();
     await receiver.close();
   });

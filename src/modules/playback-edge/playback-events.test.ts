@@ -7,11 +7,11 @@ import { EDGE_SUBMITTER, IngestEventSink } from './playback-events.js';
 const event = (i: number): PlaybackEvent => ({ type: 'request', owner: 'o', asset_id: 'a', session_id: `s${i}`, ts: i });
 
 test('events emitted in one turn go to ingest as one NDJSON batch, any owner', async () => {
-  const calls: Array<{ body: string; owner: string; anyOwner: boolean }> = [];
+  const calls: Array<{ body: string; owner: string; kind: string }> = [];
   const ingest: EventIngest = {
     ingest: (body, _kind, auth) => {
       calls.push({ body: body.toString(), ...auth });
-      return Promise.resolve({ accepted: body.toString().trim().split('\n').length, rejected: [] });
+      return Promise.resolve({ accepted: body.toString().trim().split('\n').length, rejected: [], rejected_count: 0 });
     },
   };
   const sink = new IngestEventSink({ ingest });
@@ -21,7 +21,7 @@ test('events emitted in one turn go to ingest as one NDJSON batch, any owner', a
   await sink.flush();
   assert.equal(calls.length, 1);
   assert.deepEqual(calls[0]?.body.trim().split('\n').map((l) => (JSON.parse(l) as PlaybackEvent).session_id), ['s1', 's2', 's3']);
-  assert.deepEqual([calls[0]?.owner, calls[0]?.anyOwner], [EDGE_SUBMITTER, true]);
+  assert.deepEqual([calls[0]?.owner, calls[0]?.kind], [EDGE_SUBMITTER, 'internal']);
   assert.equal(sink.counters.sent, 3);
 });
 
@@ -32,7 +32,7 @@ test('batches are bounded, too many waiting events are dropped and counted, fail
   const ingest: EventIngest = {
     ingest: (body) => {
       sizes.push(body.toString().trim().split('\n').length);
-      return fail ? Promise.reject(new Error('journal down')) : Promise.resolve({ accepted: sizes.at(-1) ?? 0, rejected: [] });
+      return fail ? Promise.reject(new Error('journal down')) : Promise.resolve({ accepted: sizes.at(-1) ?? 0, rejected: [], rejected_count: 0 });
     },
   };
   const sink = new IngestEventSink({ ingest, maxBatch: 2, maxPending: 3, onError: (m) => errors.push(m) });

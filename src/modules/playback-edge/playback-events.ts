@@ -71,11 +71,11 @@ export class IngestEventSink implements PlaybackEventSink {
     while (this.pending.length > 0) {
       const lines = this.pending.splice(0, this.maxBatch);
       const call = this.options.ingest
-        .ingest(Buffer.from(`${lines.join('\n')}\n`, 'utf8'), 'ndjson', { owner: EDGE_SUBMITTER, anyOwner: true })
+        .ingest(Buffer.from(`${lines.join('\n')}\n`, 'utf8'), 'ndjson', { owner: EDGE_SUBMITTER, kind: 'internal' })
         .then(
           (result) => {
             this.counters.sent += result.accepted;
-            this.counters.rejected += result.rejected.length;
+            this.counters.rejected += result.rejected_count;
             if (result.rejected.length > 0) this.onError('playback events refused by ingest', result.rejected.slice(0, 3));
           },
           (error: unknown) => {

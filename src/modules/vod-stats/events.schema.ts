@@ -10,8 +10,10 @@ export const MAX_EVENT_BATCH_BYTES = 16 * 1024 * 1024;
 export { MAX_ID_LENGTH };
 /** Longest url, ip, ua and msg of an error event, in characters. */
 export const MAX_TEXT_LENGTH = 8 * 1024;
-/** Largest latency_ms (manifest, ad) and startup_ms (start) accepted: one hour, in ms. */
-export const MAX_DURATION_MS = 3_600_000;
+/** Largest `latency_ms` and `startup_ms` (one hour): anything longer is not a latency, and sums stay finite. */
+export const MAX_LATENCY_MS = 3_600_000;
+/** Rejections listed in a 202 answer; `rejected_count` counts them all. */
+export const MAX_LISTED_REJECTIONS = 100;
 
 export const PlaybackEventTypeSchema = Type.Union(
   [Type.Literal('request'), Type.Literal('manifest'), Type.Literal('ad'), Type.Literal('start'), Type.Literal('error'), Type.Literal('rebuffer')],
@@ -24,10 +26,12 @@ const Text = (description: string) => Type.Optional(Type.String({ maxLength: MAX
 
 const eventProperties = {
   type: PlaybackEventTypeSchema,
-  owner: Id('Workspace id; must be the authenticated workspace unless an ingest key is used'),
+  owner: Id('Workspace id: the authenticated workspace, or (ingest keys) one that granted it an ingest grant'),
   asset_id: Id('System asset id (GUID)'),
   session_id: Id('Playback session id'),
-  latency_ms: Type.Optional(Type.Number({ minimum: 0, description: 'manifest and ad events only' })),
+  latency_ms: Type.Optional(
+    Type.Number({ minimum: 0, maximum: MAX_LATENCY_MS, description: 'manifest and ad events only: a finite number of ms, 0 to 3,600,000' }),
+  ),
   error_code: Type.Optional(
     Type.Integer({ description: 'error events only: playback error code 100-130 or 999; unknown codes count as 999' }),
   ),
@@ -37,7 +41,7 @@ const eventProperties = {
   ua: Text('error events only: client User-Agent'),
   msg: Text('error events only: short description of the cause'),
   startup_ms: Type.Optional(
-    Type.Number({ minimum: 0, maximum: MAX_DURATION_MS, description: 'start events only: playback request to first media segment, in ms (history only)' }),
+    Type.Number({ minimum: 0, maximum: MAX_LATENCY_MS, description: 'start events only: playback request to first media segment, in ms (history only)' }),
   ),
   workspace_only: Type.Optional(
     Type.Boolean({ description: 'Counts in the workspace summary and history only, never as an asset (e.g. a refused playback of an asset the library does not hold)' }),
@@ -64,7 +68,11 @@ export type PlaybackEvent = Static<typeof PlaybackEventSchema>;
 
 export const EventRejectionSchema = Type.Object({
   index: Type.Integer({ minimum: 0, description: 'NDJSON: 0-based line number; JSON: 0-based array index' }),
-  code: Type.String({ description: 'Stable snake_case reason, e.g. malformed_json, invalid_field, owner_mismatch' }),
+  code: Type.String({
+    description:
+      'Stable snake_case reason: malformed_json, line_too_long, not_an_object, invalid_field, ts_out_of_range, ' +
+      'owner_mismatch, owner_not_allowed, unknown_owner, asset_limit_reached',
+  }),
   detail: Type.String(),
 });
 export type EventRejection = Static<typeof EventRejectionSchema>;
@@ -73,7 +81,11 @@ export type EventRejection = Static<typeof EventRejectionSchema>;
 export const IngestResultSchema = Type.Object(
   {
     accepted: Type.Integer({ minimum: 0, description: 'Events journaled durably and counted' }),
-    rejected: Type.Array(EventRejectionSchema),
+    rejected: Type.Array(EventRejectionSchema, {
+      maxItems: MAX_LISTED_REJECTIONS,
+      description: `The first ${MAX_LISTED_REJECTIONS} rejected events, by index`,
+    }),
+    rejected_count: Type.Integer({ minimum: 0, description: 'Every rejected event, listed or not' }),
   },
 );
 export type IngestResult = Static<typeof IngestResultSchema>;

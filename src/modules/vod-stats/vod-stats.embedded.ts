@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import { EventIngestService } from './ingest/event-ingest.service.js';
+import { checkSnapshotFile } from './ingest/snapshot-check.js';
 import { FileEventJournal } from './journal/file-journal.js';
 import { MemoryStatsStore } from './store/memory-stats-store.js';
 import { pipelineDeps, type VodStatsDeps } from './vod-stats.deps.js';
@@ -21,8 +22,8 @@ const PRUNE_EVERY_MS = 60_000;
 export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
   const { config, clock } = deps;
   const log = pino({ name: 'vod-stats', level: config.logLevel });
-  const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs });
-  const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), warn: (message) => log.warn(message) });
+  const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs, maxAssetsPerWorkspace: config.maxAssetsPerWorkspace });
+  const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), checkSnapshot: checkSnapshotFile, warn: (message) => log.warn(message) });
   const ingest = new EventIngestService({ store, journal, ...pipelineDeps(deps, log) });
   registerVodStatsMetrics(deps.metrics.registry, ingest, store);
 
@@ -40,8 +41,19 @@ export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
     name: 'vod-stats',
     async start() {
       const restored = await ingest.restore();
-      if (restored.batches > 0 || restored.snapshotSeq > 0) log.info(restored, 'vod-stats restored from snapshot and journal');
-      if (restored.truncatedBytes > 0) log.warn(restored, 'vod-stats journal had a torn tail (crash mid-write); cut it off');
+      const { skippedSnapshots, damaged, lostBatches, ...counts } = restored;
+      if (restored.batches > 0 || restored.snapshotSeq > 0) log.info(counts, 'vod-stats restored from snapshot and journal');
+      if (restored.truncatedBytes > 0) log.warn(counts, 'vod-stats journal had a torn tail (crash mid-write); cut it off');
+      if (skippedSnapshots.length > 0) {
+        log.error(
+          { skippedSnapshots, restoredFromSeq: restored.snapshotSeq, batchesReplayed: restored.batches, lostBatches },
+          `vod-stats skipped ${skippedSnapshots.length} unreadable snapshot(s) (${skippedSnapshots.map((s) => s.file).join(', ')}, renamed quarantine-*) and restored from ${restored.snapshotSeq > 0 ? `the snapshot at seq ${restored.snapshotSeq}` : 'no snapshot'} plus ${restored.batches} journaled batch(es)`,
+        );
+      }
+      if (damaged.length > 0) {
+        const bytes = damaged.reduce((n, d) => n + d.bytes, 0);
+        log.error({ damaged, lostBatches }, `vod-stats journal: skipped ${damaged.length} damaged range(s), ${bytes} bytes, about ${lostBatches} batch(es) lost; the bytes are in the quarantine-* files, every other record was restored`);
+      }
       running = true;
       schedulePrune();
     },

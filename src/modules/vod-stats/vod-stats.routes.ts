@@ -5,6 +5,7 @@ import { assertOwnWorkspace, authOf } from '../../platform/http/auth-hook.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import type { EventIngest } from './ingest/event-ingest.js';
+import { admitIngest, type IngestAdmission } from './ingest/ingest-admission.js';
 import { IngestResultSchema, MAX_EVENT_BATCH_BYTES, PlaybackEventInputSchema } from './events.schema.js';
 import {
   AllAssetsQuerySchema,
@@ -25,7 +26,7 @@ import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBo
 
 export interface VodStatsRouteDeps {
   /** The ingest of the mode's backends (embedded or cluster pipeline), the queries, the admin rebuild. */
-  vodStats: { ingest: EventIngest; service: VodStatsService; admin: StatsAdminService };
+  vodStats: { ingest: EventIngest; service: VodStatsService; admin: StatsAdminService; admission: IngestAdmission };
 }
 
 const tags = ['vod-stats'];
@@ -56,7 +57,7 @@ const requireIdList = async (request: FastifyRequest): Promise<void> => {
 
 /** Ingest, the four read-only statistics endpoints, and the admin rebuild. */
 export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise<void> {
-  const { ingest, service } = deps.vodStats;
+  const { ingest, service, admission } = deps.vodStats;
   await statsAdminRoutes(api, deps);
 
   // Events arrive as raw bytes in both content types: journaled exactly as received, then
@@ -69,13 +70,16 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
     events.post('/monitoring/events', {
       bodyLimit: MAX_EVENT_BATCH_BYTES,
       config: { auth: 'ingest' },
+      // After authentication, before the body is read: bounded ingest bytes in flight (503 beyond).
+      onRequest: admitIngest(admission),
       validatorCompiler: () => () => true,
       schema: {
         tags,
         summary: 'Ingest playback events (NDJSON or a JSON array, up to 16 MiB); 202 once journaled durably',
         description:
-          'Each event owner must be the signing workspace, unless an ingest key signs (any workspace). ' +
-          'The answer lists how many events were accepted and every rejected one by index with a reason.',
+          "Each event's owner must be the signing workspace; an ingest key may also name the workspaces that granted its workspace an ingest grant. " +
+          'The answer counts the accepted events (journaled and counted) and the rejected ones, and lists the first 100 ' +
+          'rejected by index with a reason. 503 with Retry-After when too many event bytes are in flight on the instance.',
         consumes: ['application/x-ndjson', 'application/json'],
         body: EventBatchBodySchema,
         response: { 202: IngestResultSchema, ...problemResponses(400, 401, 403, 413, 415, 503) },
@@ -86,7 +90,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
       const auth = authOf(request);
       const contentType = request.headers['content-type'] ?? '';
       const kind = contentType.startsWith('application/x-ndjson') ? 'ndjson' : 'json';
-      const result = await ingest.ingest(body, kind, { owner: auth.owner, anyOwner: auth.keyKind === 'ingest' });
+      const result = await ingest.ingest(body, kind, { owner: auth.owner, kind: auth.keyKind });
       void reply.code(202);
       return result;
     });

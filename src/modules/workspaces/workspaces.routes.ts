@@ -5,6 +5,8 @@ import { problemResponses } from '../../platform/http/problem.js';
 import type { KeyRing } from '../../platform/auth/key-ring.js';
 import type { Authenticator } from '../../platform/auth/authenticator.js';
 import type { WorkspaceService } from './workspaces.service.js';
+import type { IngestGrantService } from './ingest-grants.service.js';
+import { ingestGrantRoutes } from './ingest-grants.routes.js';
 import {
   ApiKeySchema, CreateKeyBody, CreateWorkspaceBody, KeyParams, WorkspaceParams, WorkspaceSchema, collectionOf,
 } from './workspaces.schema.js';
@@ -14,14 +16,16 @@ export interface WorkspaceRouteDeps {
   workspaces: WorkspaceService;
   keyRing: KeyRing;
   authenticator: Authenticator;
+  ingestGrants: IngestGrantService;
 }
 
 const admin = { auth: 'admin' as const };
 const adminSecurity = [{ adminToken: [] }];
 
-/** `GET /workspace` for any signed caller; the admin API for workspaces and keys. */
+/** `GET /workspace` for any signed caller; the admin API for workspaces, keys and ingest grants. */
 export async function workspaceRoutes(app: App, deps: WorkspaceRouteDeps): Promise<void> {
   const { workspaces } = deps;
+  await ingestGrantRoutes(app, deps.ingestGrants);
 
   app.get('/workspace', {
     schema: { tags: ['workspaces'], summary: 'The workspace that signed the request', response: { 200: WorkspaceSchema, ...problemResponses(401) } },

@@ -1,4 +1,4 @@
-/** 'api' (calls the owner's API) or 'ingest' (submits events for any workspace, nothing else). */
+/** 'api' (calls the owner's API) or 'ingest' (submits events for its workspace and those that granted it, nothing else). */
 export type KeyKind = 'api' | 'ingest';
 
 /** A workspace key with its secret opened, as signature checks need it. */

@@ -4,6 +4,7 @@ import type { SyndicationTables } from '../../modules/syndication/syndication.ta
 import type { PlaybackEdgeTables } from '../../modules/playback-edge/playback-edge.tables.js';
 import type { VodStatsJournalTables } from '../../modules/vod-stats/journal/journal.tables.js';
 import type { AssetTables } from '../../modules/assets/assets.tables.js';
+import type { IngestGrantTables } from '../../modules/workspaces/ingest-grants.tables.js';
 
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
@@ -19,7 +20,7 @@ export interface WorkspaceTable {
 export interface ApiKeyTable {
   id: string;
   workspace_id: string;
-  /** 'api' (calls the owner's API) or 'ingest' (submits events for any workspace, nothing else). */
+  /** 'api' (calls the owner's API) or 'ingest' (submits events for its workspace and those that granted it, nothing else). */
   kind: string;
   label: string;
   /** First characters of the secret, to recognise a key in listings. */
@@ -42,4 +43,5 @@ export interface FoundationTables {
   deployment_checks: DeploymentCheckTable;
 }
 
-export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables, AssetTables {}
+export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables, IngestGrantTables, AssetTables {}
+export interface Database extends FoundationTables, IngestGrantTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables {}

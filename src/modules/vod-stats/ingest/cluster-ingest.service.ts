@@ -2,7 +2,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
 import type { EventBatchKind } from './event-batch.js';
-import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
+import { BatchIntake, ownWorkspaceOnly, type IngestOwners, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
 import type { ClusterJournal } from '../journal/cluster-journal.js';
 import type { RedisStatsStore } from '../store/redis-stats-store.js';
@@ -15,18 +15,27 @@ export interface ClusterIngestOptions {
   journal: ClusterJournal;
   clock: Clock;
   errorReports: ErrorReportSink;
+  /** Which workspaces ingest keys may submit for (default: their own only). */
+  owners?: IngestOwners;
   onError?: (message: string, error: unknown) => void;
   /** Journaled batches held for counting (Redis unreachable, or a rebuild running) before ingest answers 503. Default 2000. */
   maxUncounted?: number;
   /** How often held batches are tried again. Default 1 s. */
   retryMs?: number;
+  /** Whether Redis may be counted into now (its statistics are bound to this journal). Default: always. */
+  canCount?: () => boolean;
 }
 
 interface JournaledBatch {
   seq: number;
+  /** The key Redis marks the batch counted under (unique to its journal row). */
+  batchKey: string;
   receivedAt: number;
   events: readonly PlaybackEvent[];
 }
+
+/** Held batches report no drops: they are counted later, and drops then show in the store's counter only. */
+const NOTHING_KNOWN_DROPPED: readonly number[] = [];
 
 /**
  * Statistics ingest in cluster mode: parse, journal in PostgreSQL (committed before the 202),
@@ -46,8 +55,8 @@ export class ClusterIngestService implements EventIngest {
   private closed = false;
 
   constructor(options: ClusterIngestOptions) {
-    this.o = { ...options, onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
-    this.intake = new BatchIntake(options.clock, options.errorReports);
+    this.o = { ...options, owners: options.owners ?? ownWorkspaceOnly, canCount: options.canCount ?? (() => true), onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
+    this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners);
   }
 
   /** Running totals (this instance's), for metrics. */
@@ -58,35 +67,40 @@ export class ClusterIngestService implements EventIngest {
   async ingest(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<IngestResult> {
     if (this.closed) throw new AppError('service_unavailable', 'The server is shutting down; retry on another instance');
     if (this.uncounted.size >= this.o.maxUncounted) {
-      throw new AppError('service_unavailable', 'Statistics cannot be counted right now (Redis unreachable or rebuilding); retry shortly');
+      throw new AppError('service_unavailable', 'Statistics cannot be counted right now (Redis unreachable, rebuilding, or not bound to this journal); retry shortly');
     }
-    const batch = this.intake.receive(body, kind, auth);
+    const batch = await this.intake.receive(body, kind, auth);
     const { receivedAt, events } = batch;
-    if (events.length === 0) return { accepted: 0, rejected: batch.rejected };
+    if (events.length === 0) return this.intake.nothingAccepted(batch);
     const token = {};
     this.open.set(token, receivedAt);
+    let dropped: readonly number[];
     try {
-      let seq: number;
+      let journaled: { seq: number; batchKey: string };
       try {
-        seq = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body, events: events.length });
+        journaled = await this.o.journal.appendNew({ receivedAt, kind, authOwner: auth.owner, owners: batch.owners, body, events: events.length });
       } catch (error) {
         throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
       }
-      await this.countOrHold({ seq, receivedAt, events });
+      // Committed: from here on nothing may fail the request (a retry would count twice).
+      dropped = await this.countOrHold({ ...journaled, receivedAt, events });
     } finally {
       this.open.delete(token);
     }
-    return this.intake.accept(batch);
+    return this.intake.accept(batch, dropped);
   }
 
-  private async countOrHold(batch: JournaledBatch): Promise<void> {
+  /** Counts a committed batch, or holds it for a retry; never throws. Resolves with the events the store dropped. */
+  private async countOrHold(batch: JournaledBatch): Promise<readonly number[]> {
     try {
-      if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(batch.seq) })) !== 'busy') return;
+      const counted = this.o.canCount() ? await this.o.store.count(batch.events, batch.receivedAt, { batchKey: batch.batchKey }) : 'busy';
+      if (counted !== 'busy') return counted.dropped;
     } catch (error) {
       this.o.onError('vod-stats: a journaled batch could not be counted in Redis; it is held and retried', error);
     }
     this.uncounted.set(batch.seq, batch);
     this.scheduleRetry();
+    return NOTHING_KNOWN_DROPPED;
   }
 
   private scheduleRetry(): void {
@@ -104,8 +118,9 @@ export class ClusterIngestService implements EventIngest {
   async retryHeld(): Promise<void> {
     for (const seq of [...this.uncounted.keys()].sort((a, b) => a - b)) {
       const batch = this.uncounted.get(seq) as JournaledBatch;
+      if (!this.o.canCount()) return;
       try {
-        if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: String(seq) })) === 'busy') return;
+        if ((await this.o.store.count(batch.events, batch.receivedAt, { batchKey: batch.batchKey })) === 'busy') return;
       } catch {
         return;
       }

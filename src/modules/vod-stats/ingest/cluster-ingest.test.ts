@@ -11,6 +11,7 @@ import { Membership } from '../../../platform/cluster/membership.js';
 import { PostgresEventJournal } from '../journal/postgres-journal.js';
 import { RedisStatsStore } from '../store/redis-stats-store.js';
 import { StatsRebuild } from './stats-rebuild.js';
+import { StatsBinding } from './stats-binding.js';
 import { joinStatsToCluster } from '../vod-stats.cluster.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -19,7 +20,7 @@ const ndjson = (...events: object[]) => Buffer.from(events.map((e) => JSON.strin
 // Each test its own workspace: the tests share one journal, and a rebuild replays all of it.
 let owner = 'ws1';
 const start = (asset: string, session: string, ts: number) => ({ type: 'start', owner, asset_id: asset, session_id: session, ts });
-const auth = { get owner() { return owner; }, anyOwner: false };
+const auth = { get owner() { return owner; }, kind: 'api' as const };
 
 const pg = (await testEngines()).find((e) => e.engine === 'postgres');
 const redis = await testRedis();
@@ -41,17 +42,20 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const prefix = redis.prefix();
     owner = `ws-${prefix}`;
     const reports: PlaybackErrorReport[] = [];
-    const node = (name: string, wrap: (store: RedisStatsStore) => CountingStore = (x) => x) => {
+    const grants = { allowed: new Set<string>() };
+    const owners = { allowedOwners: (o: string) => Promise.resolve(new Set([o, ...grants.allowed])), existing: (ids: readonly string[]) => Promise.resolve(new Set(ids)) };
+    const node = (name: string, wrap: (store: RedisStatsStore) => CountingStore = (x) => x, maxAssetsPerWorkspace?: number) => {
       const client = redis.client();
-      const store = new RedisStatsStore({ redis: client, clock, prefix: `${prefix}stats:` });
+      const store = new RedisStatsStore({ redis: client, clock, prefix: `${prefix}stats:`, ...(maxAssetsPerWorkspace ? { maxAssetsPerWorkspace } : {}) });
       const journal = new PostgresEventJournal({ db: s.storage.db, instanceId: `${prefix}${name}` });
-      const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, errorReports: { submit: (r) => void reports.push(r) } });
+      const ingest = new ClusterIngestService({ store: wrap(store), journal, clock, owners, errorReports: { submit: (r) => void reports.push(r) } });
       const rebuild = new StatsRebuild({ redis: client, store, journal, clock });
+      const binding = new StatsBinding({ redis: client, journal, prefix: `${prefix}stats:` });
       const membership = new Membership({ redis: client, prefix: `${prefix}cluster:`, instanceId: `${prefix}${name}`, clock, log: silent });
-      joinStatsToCluster(membership, { ingest, store, journal, rebuild, clock, log: silent });
-      return { store, journal, ingest, rebuild, membership, client, id: `${prefix}${name}` };
+      joinStatsToCluster(membership, { ingest, store, journal, rebuild, binding, rebuildOnMismatch: true, clock, log: silent });
+      return { store, journal, ingest, rebuild, binding, membership, client, id: `${prefix}${name}` };
     };
-    return { clock, node, reports };
+    return { clock, node, reports, grants };
   };
 
   test('events ingested through A are answered by B; one start sent to A and to B counts once', async () => {
@@ -59,7 +63,7 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const a = node('a');
     const b = node('b');
     const first = await a.ingest.ingest(ndjson(start('asset-1', 's1', T0), { type: 'error', owner, asset_id: 'asset-1', session_id: 's1', ts: T0, error_code: 104 }), 'ndjson', auth);
-    assert.deepEqual(first, { accepted: 2, rejected: [] });
+    assert.deepEqual(first, { accepted: 2, rejected: [], rejected_count: 0 });
     assert.equal(reports.length, 1, 'the error event went to Error Reporting after the commit');
     assert.equal((await b.store.get(owner, 'asset-1'))?.stats.new, 1);
     clock.advance(5_000);
@@ -74,7 +78,7 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const a = node('a', (store) => ({
       count: (...args: Parameters<RedisStatsStore['count']>) => (failures-- > 0 ? Promise.reject(new Error('Redis down')) : store.count(...args)),
     }));
-    assert.deepEqual(await a.ingest.ingest(ndjson(start('asset-2', 's1', T0)), 'ndjson', auth), { accepted: 1, rejected: [] });
+    assert.deepEqual(await a.ingest.ingest(ndjson(start('asset-2', 's1', T0)), 'ndjson', auth), { accepted: 1, rejected: [], rejected_count: 0 });
     assert.equal(await a.store.get(owner, 'asset-2'), undefined);
     assert.equal(a.ingest.heldBatches(), 1);
     assert.equal(a.ingest.countedBefore(), T0, 'the heartbeat must not claim the held batch counted');
@@ -84,6 +88,36 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     assert.equal(a.ingest.heldBatches(), 0);
     await a.ingest.retryHeld();
     assert.equal((await a.store.get(owner, 'asset-2'))?.stats.new, 1);
+  });
+
+  test('events Redis dropped (asset limit) are answered as asset_limit_reached, not accepted', async () => {
+    const { node, reports } = cluster();
+    const a = node('a', (x) => x, 2);
+    const body = ndjson(start('l1', 's1', T0), start('l2', 's1', T0), { type: 'error', owner, asset_id: 'l3', session_id: 's1', ts: T0, error_code: 104 }, start('l1', 's2', T0));
+    const result = await a.ingest.ingest(body, 'ndjson', auth);
+    assert.equal(result.accepted, 3);
+    assert.deepEqual(result.rejected.map((r) => [r.index, r.code]), [[2, 'asset_limit_reached']]);
+    assert.equal(result.rejected_count, 1);
+    assert.equal(reports.length, 0, 'the dropped error event is not reported');
+    assert.equal(a.ingest.totals.accepted, 3);
+  });
+
+  test('ingest-key batches: the journal keeps the owners accepted, so a rebuild re-derives them whatever the grants are later', async () => {
+    const { node, grants } = cluster();
+    const a = node('a');
+    const customer = `${owner}-customer`;
+    const stranger = `${owner}-stranger`;
+    grants.allowed = new Set([customer]);
+    const body = ndjson(start('g1', 's1', T0), { ...start('g1', 's1', T0), owner: customer }, { ...start('g1', 's1', T0), owner: stranger });
+    const result = await a.ingest.ingest(body, 'ndjson', { owner, kind: 'ingest' });
+    assert.deepEqual([result.accepted, result.rejected.map((r) => [r.index, r.code])], [2, [[2, 'owner_not_allowed']]]);
+    grants.allowed = new Set([stranger]);
+    await a.store.clear();
+    const rebuilt = await a.rebuild.rebuild();
+    assert.ok(rebuilt !== 'busy');
+    assert.equal((await a.store.get(customer, 'g1'))?.stats.new, 1, 'accepted then, replayed now');
+    assert.equal(await a.store.get(stranger, 'g1'), undefined, 'refused then, still refused');
+    assert.equal((await a.store.get(owner, 'g1'))?.stats.new, 1);
   });
 
   test('after the Redis state is wiped, a rebuild from the journal gives exactly the same answers', async () => {
@@ -107,7 +141,7 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
         };
       });
       const result = await (i % 2 === 0 ? a : b).ingest.ingest(ndjson(...events), 'ndjson', auth);
-      assert.deepEqual(result, { accepted: events.length, rejected: [] });
+      assert.deepEqual(result, { accepted: events.length, rejected: [], rejected_count: 0 });
     }
     const observe = async (store: StatsStore) => [await store.top(owner, 100), await store.summary(owner), await store.search(owner, assets)];
     const before = await observe(b.store);
@@ -140,8 +174,9 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     const dead = node('dead');
     const survivor = node('survivor');
     await survivor.rebuild.markStarted(); // a running cluster (else the first tick starts a rebuild)
+    assert.equal((await survivor.binding.check()).kind, 'bound');
     await dead.membership.tick(); // registered: counted everything before T0
-    await dead.journal.appendNew({ receivedAt: clock.now(), kind: 'ndjson', authOwner: owner, anyOwner: false, body: ndjson(start('d1', 's1', T0)), events: 1 });
+    await dead.journal.appendNew({ receivedAt: clock.now(), kind: 'ndjson', authOwner: owner, owners: [owner], body: ndjson(start('d1', 's1', T0)), events: 1 });
     // ... and was killed before counting it.
     await survivor.membership.tick();
     assert.equal(await survivor.store.get(owner, 'd1'), undefined, 'a live instance is left alone');

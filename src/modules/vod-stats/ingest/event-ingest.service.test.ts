@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
 import { EventIngestService } from './event-ingest.service.js';
+import { checkSnapshotFile } from './snapshot-check.js';
 import { FileEventJournal } from '../journal/file-journal.js';
 import type { EventJournal } from '../journal/journal.js';
 import { MemoryStatsStore } from '../store/memory-stats-store.js';
@@ -21,12 +22,12 @@ afterEach(async () => {
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 
-const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number } = {}) => {
-  const store = new MemoryStatsStore({ clock });
+const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number; maxAssets?: number } = {}) => {
+  const store = new MemoryStatsStore({ clock, ...(options.maxAssets ? { maxAssetsPerWorkspace: options.maxAssets } : {}) });
   const reports: PlaybackErrorReport[] = [];
   const service = new EventIngestService({
     store,
-    journal: options.journal ?? new FileEventJournal({ dir }),
+    journal: options.journal ?? new FileEventJournal({ dir, checkSnapshot: checkSnapshotFile }),
     clock,
     errorReports: { submit: (r) => reports.push(r) },
     snapshotMinBytes: options.snapshotMinBytes ?? 1 << 30,
@@ -37,7 +38,7 @@ const open = async (clock: FakeClock, options: { journal?: EventJournal; snapsho
 
 const ndjson = (...events: Record<string, unknown>[]) =>
   Buffer.from(events.map((e) => JSON.stringify({ owner: 'ws1', asset_id: 'a1', session_id: 's1', ...e })).join('\n'));
-const auth = { owner: 'ws1', anyOwner: false };
+const auth = { owner: 'ws1', kind: 'api' as const };
 
 /** Every statistic of the given assets, as a client would compare them. */
 const everything = async (store: MemoryStatsStore, assets: string[]) => ({
@@ -122,7 +123,7 @@ test('accepted error events go to the error report sink with the payload fields'
 test('a batch the journal cannot store is refused (503) and not counted', async () => {
   const clock = new FakeClock(T0);
   const failing: EventJournal = {
-    replay: () => Promise.resolve({ snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0 }),
+    replay: () => Promise.resolve({ snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0, damaged: [], lostBatches: 0, skippedSnapshots: [] }),
     append: () => Promise.reject(new Error('disk full')),
     writeSnapshot: () => Promise.resolve(),
     usage: () => ({ segments: 0, journalBytes: 0, snapshotBytes: 0, bytesSinceSnapshot: 0 }),
@@ -135,6 +136,7 @@ test('a batch the journal cannot store is refused (503) and not counted', async 
   assert.deepEqual(await service.ingest(ndjson({ type: 'bogus' }), 'ndjson', auth), {
     accepted: 0,
     rejected: [{ index: 0, code: 'invalid_field', detail: 'type must be one of request, manifest, ad, start, error, rebuffer' }],
+    rejected_count: 1,
   });
 });
 
@@ -157,5 +159,122 @@ test('batches ingested while a snapshot is being copied are neither lost nor cou
   assert.equal(second.restored.snapshotSeq >= 1, true);
   assert.deepEqual(await everything(second.store, ids), before);
   assert.equal((await second.store.size()).assets, 3000);
+  await second.service.close();
+});
+
+test('a batch larger than a counting slice is counted in slices (the event loop runs), drops mapped to their lines, and replays the same', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock, { maxAssets: 3 });
+  const events = Array.from({ length: 20_000 }, (_, i) => ({ type: i % 2 ? 'start' : 'request', asset_id: `m${i % 3}`, session_id: `s${i}` }));
+  events[9000] = { type: 'start', asset_id: 'fourth', session_id: 'x' };
+  events[17_000] = { type: 'start', asset_id: 'fifth', session_id: 'y' };
+  let turns = 0;
+  let ticking = true;
+  const tick = () => {
+    turns++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const result = await first.service.ingest(ndjson(...events), 'ndjson', auth);
+  ticking = false;
+  assert.ok(turns >= 3, `the event loop ran ${turns} times during the batch`);
+  assert.equal(result.accepted, 19_998);
+  assert.deepEqual(result.rejected.map((r) => [r.index, r.code]), [[9000, 'asset_limit_reached'], [17_000, 'asset_limit_reached']]);
+  const before = await everything(first.store, ['m0', 'm1', 'm2']);
+  assert.equal(first.store.droppedEvents, 2);
+  await first.service.close();
+  const second = await open(clock, { maxAssets: 3 });
+  assert.deepEqual(await everything(second.store, ['m0', 'm1', 'm2']), before);
+  await second.service.close();
+});
+
+/** Copies the journal directory (a control that is never damaged). */
+const copyDir = async (to: string) => {
+  await cp(dir, to, { recursive: true });
+  await rm(join(to, 'LOCK'), { force: true });
+};
+
+test('a damaged newest snapshot (truncated, or a 1e999 in it): the start restores exactly from the previous snapshot and the journal', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  const assets = ['a0', 'a1', 'a2', 'a3', 'a4'];
+  for (let i = 0; i < 30; i++) {
+    clock.advance(4_000);
+    await first.service.ingest(
+      ndjson({ type: 'start', asset_id: `a${i % 5}`, session_id: `s${i}` }, { type: 'manifest', asset_id: `a${i % 5}`, session_id: `s${i}`, latency_ms: 10 + i }),
+      'ndjson',
+      auth,
+    );
+    if (i === 9 || i === 19) await first.service.snapshot();
+  }
+  const before = await everything(first.store, assets);
+  await first.service.close();
+  const snapshots = (await readdir(dir)).filter((f) => f.startsWith('snapshot-')).sort();
+  assert.equal(snapshots.length, 2, 'the previous snapshot is kept');
+  const newest = join(dir, snapshots[1] as string);
+  const control = `${dir}-control`;
+  await copyDir(control);
+  try {
+    for (const damage of ['truncate', '1e999'] as const) {
+      const text = await readFile(newest, 'utf8');
+      if (damage === 'truncate') await writeFile(newest, text.slice(0, Math.floor(text.length / 2)));
+      else await writeFile(newest, text.replace(/^(\["playline-vod-stats",\d+,)\d+/, '$11e999'));
+      assert.notEqual(await readFile(newest, 'utf8'), text);
+      const second = await open(clock);
+      assert.deepEqual(second.restored.skippedSnapshots.map((s) => s.file), [snapshots[1]]);
+      assert.equal(second.restored.snapshotSeq, 10, 'restored from the previous snapshot');
+      assert.equal(second.restored.batches, 20, 'and the journal since it');
+      assert.deepEqual(await everything(second.store, assets), before);
+      await second.service.close();
+      // Back to the undamaged files for the next kind of damage.
+      await rm(dir, { recursive: true });
+      await cp(control, dir, { recursive: true });
+    }
+    const third = await open(clock);
+    assert.equal(third.restored.snapshotSeq, 20);
+    assert.deepEqual(await everything(third.store, assets), before, 'the undamaged control restores the same from the newest');
+    await third.service.close();
+  } finally {
+    await rm(control, { recursive: true, force: true });
+  }
+});
+
+test('a snapshot of a state that does not read back is not used, and the journal stays', async () => {
+  const clock = new FakeClock(T0);
+  const first = await open(clock);
+  await first.service.ingest(ndjson({ type: 'start' }), 'ndjson', auth);
+  // A store whose snapshot holds a number the restore refuses (what Infinity once produced).
+  const lines = first.store.snapshotLines.bind(first.store);
+  first.store.snapshotLines = function* () {
+    for (const line of lines()) yield line.startsWith('["playline-vod-stats"') ? line.replace(/\d+\]$/, '1e999]') : line;
+  };
+  await assert.rejects(first.service.snapshot(), /does not read back/);
+  await first.service.close();
+  assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('snapshot-')), []);
+  const second = await open(clock);
+  assert.equal(second.restored.batches, 1);
+  assert.equal((await second.store.get('ws1', 'a1'))?.stats.new, 1);
+  await second.service.close();
+});
+
+test('an ingest key submits for the workspaces that granted it; a restart re-derives exactly what was accepted, whatever the grants are by then', async () => {
+  const clock = new FakeClock(T0);
+  let allowed = new Set(['server', 'ws1']);
+  const owners = { allowedOwners: () => Promise.resolve(allowed), existing: (ids: readonly string[]) => Promise.resolve(new Set(ids.filter((id) => id !== 'ghost'))) };
+  const openWith = async () => {
+    const store = new MemoryStatsStore({ clock });
+    const service = new EventIngestService({ store, journal: new FileEventJournal({ dir }), clock, errorReports: { submit: () => undefined }, owners, snapshotMinBytes: 1 << 30 });
+    return { store, service, restored: await service.restore() };
+  };
+  const first = await openWith();
+  const body = ndjson({ type: 'start', owner: 'ws1' }, { type: 'start', owner: 'ws2', session_id: 's2' }, { type: 'start', owner: 'ghost', session_id: 's3' });
+  const result = await first.service.ingest(body, 'ndjson', { owner: 'server', kind: 'ingest' });
+  assert.deepEqual([result.accepted, result.rejected.map((r) => [r.index, r.code])], [1, [[1, 'owner_not_allowed'], [2, 'unknown_owner']]]);
+  await first.service.close();
+  // The grants change completely: ws1 revoked, ws2 granted.
+  allowed = new Set(['server', 'ws2']);
+  const second = await openWith();
+  assert.equal((await second.store.get('ws1', 'a1'))?.stats.new, 1, 'accepted then, restored now');
+  assert.equal(await second.store.get('ws2', 'a1'), undefined, 'refused then, still not counted');
   await second.service.close();
 });

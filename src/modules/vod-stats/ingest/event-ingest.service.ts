@@ -1,16 +1,16 @@
 import type { Clock } from '../../../platform/clock.js';
 import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
-import { parseEventBatch } from './event-batch.js';
+import { parseEventBatchSync } from './event-batch.js';
 import type { EventBatchKind } from './event-batch.js';
-import { BatchIntake, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
+import { BatchIntake, ownWorkspaceOnly, type IngestOwners, replayContext, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult, PlaybackEvent } from '../events.schema.js';
 import type { EventJournal, ReplayResult } from '../journal/journal.js';
-import type { StatsStore } from '../store/stats-store.js';
+import type { RecordResult, StatsStore } from '../store/stats-store.js';
 
 /** A store the ingest pipeline can snapshot (the embedded one); a shared store needs none. */
 export interface SnapshottableStore extends StatsStore {
-  recordSync(events: readonly PlaybackEvent[], receivedAt: number): void;
+  recordSync(events: readonly PlaybackEvent[], receivedAt: number): RecordResult;
   freeze(): void;
   thaw(): void;
   snapshotLines(): Iterable<string>;
@@ -22,6 +22,8 @@ export interface EventIngestOptions {
   journal: EventJournal;
   clock: Clock;
   errorReports: ErrorReportSink;
+  /** Which workspaces ingest keys may submit for (default: their own only). */
+  owners?: IngestOwners;
   /** Snapshot once the journal since the last one exceeds this (and twice the last snapshot). */
   snapshotMinBytes?: number;
   /** Snapshot at least this often while events arrive. */
@@ -30,6 +32,13 @@ export interface EventIngestOptions {
 }
 
 const LINES_PER_SLICE = 2000;
+/**
+ * Events counted in one go: a 16 MiB batch holds up to about 240,000 events, whose counting
+ * would hold the event loop for several hundred milliseconds. Counting a batch slice by slice
+ * gives the same state as counting it whole (events apply one by one under one receipt time),
+ * so replay, which counts whole batches, still rebuilds exactly the same statistics.
+ */
+const EVENTS_PER_COUNT_SLICE = 8192;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -58,7 +67,7 @@ export class EventIngestService implements EventIngest {
     this.store = options.store;
     this.journal = options.journal;
     this.clock = options.clock;
-    this.intake = new BatchIntake(options.clock, options.errorReports);
+    this.intake = new BatchIntake(options.clock, options.errorReports, options.owners ?? ownWorkspaceOnly);
     this.snapshotMinBytes = options.snapshotMinBytes ?? 512 * 1024 * 1024;
     this.snapshotEveryMs = options.snapshotEveryMs ?? 10 * 60_000;
     this.onError = options.onError ?? (() => undefined);
@@ -70,7 +79,7 @@ export class EventIngestService implements EventIngest {
     const result = await this.journal.replay({
       snapshot: (_seq, lines) => this.store.restoreSnapshot(lines),
       batch: (b) => {
-        const { events } = parseEventBatch(b.body, b.kind, { authOwner: b.authOwner, anyOwner: b.anyOwner, now: b.receivedAt });
+        const { events } = parseEventBatchSync(b.body, b.kind, replayContext(b));
         this.store.recordSync(events, b.receivedAt);
       },
     });
@@ -87,26 +96,45 @@ export class EventIngestService implements EventIngest {
 
   async ingest(body: Buffer, kind: EventBatchKind, auth: IngestAuth): Promise<IngestResult> {
     if (!this.restored) throw new AppError('service_unavailable', 'Statistics are still being restored; retry shortly');
-    const batch = this.intake.receive(body, kind, auth);
+    const batch = await this.intake.receive(body, kind, auth);
     const { receivedAt, events } = batch;
-    if (events.length === 0) return { accepted: 0, rejected: batch.rejected };
+    if (events.length === 0) return this.intake.nothingAccepted(batch);
     const seq = ++this.seq;
-    const durable = this.journal.append({ seq, receivedAt, kind, authOwner: auth.owner, anyOwner: auth.anyOwner, body });
+    const durable = this.journal.append({ seq, receivedAt, kind, authOwner: auth.owner, owners: batch.owners, body });
     const counted = this.tail
       .then(() => durable)
-      .then(() => {
-        this.store.recordSync(events, receivedAt);
+      .then(async () => {
+        const dropped = await this.countInSlices(events, receivedAt);
         this.appliedSeq = seq;
+        return dropped;
       });
     this.tail = counted.catch(() => undefined);
+    let dropped: readonly number[];
     try {
-      await counted;
+      dropped = await counted;
     } catch (error) {
       throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
     }
-    const result = this.intake.accept(batch);
-    this.maybeSnapshot();
+    // Committed and counted: from here on nothing may fail the request (a retry would count twice).
+    const result = this.intake.accept(batch, dropped);
+    try {
+      this.maybeSnapshot();
+    } catch (error) {
+      this.onError('vod-stats snapshot could not be scheduled', error);
+    }
     return result;
+  }
+
+  /** Counts a batch a slice at a time (yielding in between); resolves with the positions the store dropped. */
+  private async countInSlices(events: readonly PlaybackEvent[], receivedAt: number): Promise<readonly number[]> {
+    if (events.length <= EVENTS_PER_COUNT_SLICE) return this.store.recordSync(events, receivedAt).dropped;
+    const dropped: number[] = [];
+    for (let from = 0; from < events.length; from += EVENTS_PER_COUNT_SLICE) {
+      if (from > 0) await yieldToEventLoop();
+      const slice: RecordResult = this.store.recordSync(events.slice(from, from + EVENTS_PER_COUNT_SLICE), receivedAt);
+      for (const position of slice.dropped) dropped.push(from + position);
+    }
+    return dropped;
   }
 
   private maybeSnapshot(): void {

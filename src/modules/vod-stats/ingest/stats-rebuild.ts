@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../../platform/clock.js';
 import type { SharedStatsState } from '../../../platform/cluster/cluster-status.service.js';
-import { parseEventBatch } from './event-batch.js';
+import { parseEventBatchSync } from './event-batch.js';
+import { replayContext } from './event-ingest.js';
 import { RETENTION_MS } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
-import type { ClusterJournal } from '../journal/cluster-journal.js';
+import { bindingToken, type ClusterJournal } from '../journal/cluster-journal.js';
 import type { RedisStatsStore } from '../store/redis-stats-store.js';
 
 /**
@@ -48,6 +49,7 @@ export class StatsRebuild implements SharedStatsState {
   private readonly flagMs: number;
   readonly flagKey: string;
   readonly epochKey: string;
+  readonly bindingKey: string;
 
   constructor(options: StatsRebuildOptions) {
     this.redis = options.redis;
@@ -57,6 +59,7 @@ export class StatsRebuild implements SharedStatsState {
     this.flagMs = options.flagMs ?? 30_000;
     this.flagKey = `${this.store.prefix}rebuilding`;
     this.epochKey = `${this.store.prefix}epoch`;
+    this.bindingKey = `${this.store.prefix}binding`;
   }
 
   /** True when Redis holds no statistics state at all (new, flushed or evicted): a rebuild is due. */
@@ -84,18 +87,20 @@ export class StatsRebuild implements SharedStatsState {
     // Real time, like the flag's TTL in Redis (not the injectable application clock).
     renew.unref();
     try {
+      // A new epoch first: an instance that compares now finds the statistics not bound until the replay ends.
+      const binding = await this.journal.nextEpoch();
       await this.store.clear([this.flagKey]);
       const result: RebuildResult = { batches: 0, events: 0, lastSeq: 0 };
       const since = this.clock.now() - RETENTION_MS - JOURNAL_MARGIN_MS;
       const replayed = await this.journal.replayFrom(0, since, async (batch) => {
-        const { events } = parseEventBatch(batch.body, batch.kind, { authOwner: batch.authOwner, anyOwner: batch.anyOwner, now: batch.receivedAt });
+        const { events } = parseEventBatchSync(batch.body, batch.kind, replayContext(batch));
         if (events.length === 0) return;
-        await this.store.count(events, batch.receivedAt, { batchKey: String(batch.seq), force: true });
+        await this.store.count(events, batch.receivedAt, { batchKey: batch.batchKey, force: true });
         result.batches++;
         result.events += events.length;
       });
       result.lastSeq = replayed.lastSeq;
-      await this.redis.set(this.epochKey, String(this.clock.now()));
+      await this.redis.multi().set(this.epochKey, String(this.clock.now())).set(this.bindingKey, bindingToken(binding)).exec();
       return result;
     } finally {
       clearInterval(renew);
@@ -103,8 +108,9 @@ export class StatsRebuild implements SharedStatsState {
     }
   }
 
-  /** Marks an empty store as started (a new cluster with an empty journal needs no replay). */
+  /** Marks an empty store as started and bound to the journal (a new cluster with an empty journal needs no replay). */
   async markStarted(): Promise<void> {
-    await this.redis.set(this.epochKey, String(this.clock.now()), 'NX');
+    const binding = bindingToken(await this.journal.binding());
+    await this.redis.multi().set(this.epochKey, String(this.clock.now()), 'NX').set(this.bindingKey, binding, 'NX').exec();
   }
 }

@@ -1,15 +1,25 @@
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeRecord, encodeRecord } from './journal-record.js';
+import { encodeRecord } from './journal-record.js';
+import { JournalLock, LOCK_FILE, PID_FILE } from './journal-lock.js';
 import type { EventJournal, JournalBatch, JournalUsage, ReplayResult, ReplaySink } from './journal.js';
+import { scanSegment, type DamagedRange } from './segment-scan.js';
+import { readSnapshot, sameAsWritten, snapshotFiles, snapshotName, tempSnapshotName, writeLines, type SnapshotFile } from './snapshot-files.js';
 
 export interface FileEventJournalOptions {
   /** Directory holding this journal's files (created if missing). */
   dir: string;
   /** A journal file is closed and a new one started past this size (default 64 MiB). */
   segmentBytes?: number;
-  /** Told about damage repaired at replay. */
+  /**
+   * Reads a snapshot file back in full the way a start would (the store's restore), rejecting
+   * when it cannot: every snapshot written passes it before it counts, and a snapshot of an
+   * earlier build (never read back) before it is trusted. Default: no content check (the bytes
+   * are still read back and compared).
+   */
+  checkSnapshot?: (path: string) => Promise<void>;
+  /** Told about a torn tail cut at replay. */
   warn?: (message: string) => void;
 }
 
@@ -28,20 +38,22 @@ interface PendingAppend {
 }
 
 const SEGMENT = /^journal-(\d{16})\.log$/;
-const SNAPSHOT = /^snapshot-(\d{16})\.ndjson$/;
 const pad = (seq: number): string => String(seq).padStart(16, '0');
-const seqOf = (name: string, pattern: RegExp): number => Number(pattern.exec(name)?.[1] ?? -1);
+const isOwnFile = (name: string) => name !== LOCK_FILE && name !== PID_FILE && !name.startsWith('quarantine-');
 
 /**
- * The embedded journal: append-only segment files of CRC-checked records, group-committed
- * (one writev + one fdatasync for every append that arrived while the previous fsync ran),
- * plus NDJSON snapshots written to a temp file, fsynced and renamed into place. After a
- * snapshot, the segments it covers and older snapshots are deleted, so disk use stays bounded
- * by the latest state plus the journal written since. Every file operation runs in one lane.
+ * The embedded journal: append-only segment files of checksummed records, group-committed (one
+ * writev + one fdatasync for every append that arrived while the previous fsync ran), plus
+ * NDJSON snapshots written to a temp file, fsynced, read back and renamed into place. After a
+ * snapshot, what the previous snapshot covers is deleted, so disk use stays bounded by two
+ * snapshots plus the journal since the older one. A damaged record is skipped alone (copied to
+ * a quarantine file); only the end of the last file can be a torn write. Every file operation
+ * runs in one lane; an operating-system lock keeps a second process out.
  */
 export class FileEventJournal implements EventJournal {
   private readonly dir: string;
   private readonly segmentBytes: number;
+  private readonly checkSnapshot: (path: string) => Promise<void>;
   private readonly warn: (message: string) => void;
   private segments: Segment[] = [];
   private active: { handle: FileHandle; segment: Segment } | null = null;
@@ -52,13 +64,15 @@ export class FileEventJournal implements EventJournal {
   private closed = false;
   private snapshotting = false;
   private snapshotBytes = 0;
-  private locked = false;
+  private snapshotSeq = 0;
+  private lock: JournalLock | null = null;
   /** Appends and fsyncs done, for tests and metrics. */
   readonly counters = { appends: 0, fsyncs: 0 };
 
   constructor(options: FileEventJournalOptions) {
     this.dir = options.dir;
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024;
+    this.checkSnapshot = options.checkSnapshot ?? (() => Promise.resolve());
     this.warn = options.warn ?? (() => undefined);
   }
 
@@ -77,63 +91,88 @@ export class FileEventJournal implements EventJournal {
     }
   }
 
-  /**
-   * One process per journal: a LOCK file names the owner's pid. A lock left by a process that no
-   * longer runs (kill -9) is taken over; a live one stops this start with a clear message.
-   */
-  private async lock(): Promise<void> {
-    const path = join(this.dir, 'LOCK');
-    const holder = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
-      throw new Error(`vod-stats journal ${this.dir} is in use by process ${holder}; one server per data directory`);
-    }
-    await writeFile(path, `${process.pid}\n`);
-    this.locked = true;
-  }
-
   async replay(sink: ReplaySink): Promise<ReplayResult> {
     await mkdir(this.dir, { recursive: true });
-    await this.lock();
-    const names = (await readdir(this.dir)).filter((n) => n !== 'LOCK').sort();
+    this.lock = JournalLock.acquire(this.dir);
+    let names = (await readdir(this.dir)).filter(isOwnFile).sort();
     for (const name of names) if (name.endsWith('.tmp')) await unlink(join(this.dir, name));
-    const snapshots = names.filter((n) => SNAPSHOT.test(n));
-    const latest = snapshots.at(-1);
-    const result: ReplayResult = { snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0 };
-    if (latest !== undefined) {
-      const text = await readFile(join(this.dir, latest), 'utf8');
-      result.snapshotSeq = result.lastSeq = seqOf(latest, SNAPSHOT);
-      this.snapshotBytes = Buffer.byteLength(text);
-      await sink.snapshot(result.snapshotSeq, text.split('\n'));
-      for (const old of snapshots.slice(0, -1)) await unlink(join(this.dir, old));
-    }
-    for (const name of names.filter((n) => SEGMENT.test(n))) {
-      const path = join(this.dir, name);
-      const file = await readFile(path);
-      const segment: Segment = { name, maxSeq: 0, bytes: 0 };
-      for (let offset = 0; ; ) {
-        const record = decodeRecord(file, offset);
-        if ('end' in record) break;
-        if ('damaged' in record) {
-          result.truncatedBytes += file.length - offset;
-          this.warn(`vod-stats journal: cut ${file.length - offset} damaged bytes at the end of ${name}`);
-          const handle = await open(path, 'r+');
-          await handle.truncate(offset);
-          await handle.sync();
-          await handle.close();
-          break;
-        }
-        const { batch } = record;
-        offset = segment.bytes = record.next;
-        segment.maxSeq = Math.max(segment.maxSeq, batch.seq);
-        if (batch.seq > result.lastSeq) {
-          result.lastSeq = batch.seq;
-          result.batches++;
-          await sink.batch(batch);
-        }
-      }
-      this.segments.push(segment);
+    names = names.filter((n) => !n.endsWith('.tmp'));
+    const result: ReplayResult = { snapshotSeq: 0, lastSeq: 0, batches: 0, truncatedBytes: 0, damaged: [], lostBatches: 0, skippedSnapshots: [] };
+    await this.restoreSnapshot(snapshotFiles(names), sink, result);
+    const segmentNames = names.filter((n) => SEGMENT.test(n));
+    for (const [i, name] of segmentNames.entries()) {
+      await this.replaySegment(name, i === segmentNames.length - 1, sink, result);
     }
     return result;
+  }
+
+  /**
+   * Restores the newest snapshot that still reads back; each one that does not is set aside
+   * (renamed quarantine-*) and reported, and the previous one (kept for this) is used instead.
+   */
+  private async restoreSnapshot(candidates: SnapshotFile[], sink: ReplaySink, result: ReplayResult): Promise<void> {
+    for (const file of candidates) {
+      let reason: string | undefined;
+      let read: { text: string; bytes: number } | null = null;
+      try {
+        if (file.crc === null) await this.checkSnapshot(join(this.dir, file.name));
+        read = await readSnapshot(this.dir, file);
+        if (read === null) reason = 'its checksum no longer matches (damaged on disk)';
+      } catch (error) {
+        reason = (error as Error).message;
+      }
+      if (read === null) {
+        await rename(join(this.dir, file.name), join(this.dir, `quarantine-${file.name}`));
+        result.skippedSnapshots.push({ file: file.name, reason: reason ?? 'unreadable' });
+        continue;
+      }
+      try {
+        await sink.snapshot(file.seq, read.text.split('\n'));
+      } catch (error) {
+        // It read back when written (or passed the check just now): the running build cannot read it.
+        throw new Error(`vod-stats snapshot ${file.name} passed its checks but this build cannot restore it: ${(error as Error).message}`, { cause: error });
+      }
+      result.snapshotSeq = result.lastSeq = this.snapshotSeq = file.seq;
+      this.snapshotBytes = read.bytes;
+      return;
+    }
+  }
+
+  private async replaySegment(name: string, last: boolean, sink: ReplaySink, result: ReplayResult): Promise<void> {
+    const path = join(this.dir, name);
+    const file = await readFile(path);
+    const scan = await scanSegment(file, async (batch) => {
+      if (batch.seq <= result.lastSeq) return; // covered by the snapshot
+      if (result.skippedSnapshots.length > 0 && result.batches === 0 && batch.seq > result.lastSeq + 1) {
+        result.lostBatches += batch.seq - result.lastSeq - 1; // no readable snapshot covers them any more
+      }
+      result.lastSeq = batch.seq;
+      result.batches++;
+      await sink.batch(batch);
+    });
+    const damage = [...scan.skipped];
+    if (scan.tail !== null && last) {
+      // A crash mid-write: the end of the last file. Cut it so appends never follow damage.
+      result.truncatedBytes += scan.tail.bytes;
+      this.warn(`vod-stats journal: cut ${scan.tail.bytes} bytes of a torn write at the end of ${name}`);
+      const handle = await open(path, 'r+');
+      await handle.truncate(scan.tail.offset);
+      await handle.sync();
+      await handle.close();
+    } else if (scan.tail !== null) damage.push(scan.tail);
+    for (const range of damage) await this.quarantine(name, file, range, result);
+    this.segments.push({ name, maxSeq: scan.maxSeq, bytes: scan.tail !== null && last ? scan.tail.offset : file.length });
+  }
+
+  /** Copies damaged bytes to `quarantine-<segment>-<offset>.bin` (once) and reports them. */
+  private async quarantine(segment: string, file: Buffer, range: DamagedRange, result: ReplayResult): Promise<void> {
+    const quarantine = `quarantine-${segment.replace(/\.log$/, '')}-${range.offset}.bin`;
+    await writeFile(join(this.dir, quarantine), file.subarray(range.offset, range.offset + range.bytes), { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    result.damaged.push({ file: segment, offset: range.offset, bytes: range.bytes, quarantine });
+    if (range.seqAfter !== null && range.seqBefore > 0) result.lostBatches += Math.max(0, range.seqAfter - range.seqBefore - 1);
+    else result.lostBatches += 1; // at least the record the damage began in
   }
 
   append(batch: JournalBatch): Promise<void> {
@@ -216,58 +255,55 @@ export class FileEventJournal implements EventJournal {
   async writeSnapshot(seq: number, lines: Iterable<string>): Promise<void> {
     if (this.snapshotting) throw new Error('vod-stats journal: a snapshot is already being written');
     this.snapshotting = true;
+    const tmp = join(this.dir, tempSnapshotName(seq));
     try {
-      const name = `snapshot-${pad(seq)}.ndjson`;
-      const tmp = join(this.dir, `${name}.tmp`);
-      const handle = await open(tmp, 'w');
-      let bytes = 0;
+      const written = await writeLines(tmp, lines);
+      // Trusted only once read back: the same bytes, and a full restore of them (checkSnapshot).
       try {
-        let chunk: string[] = [];
-        let chunkChars = 0;
-        for (const line of lines) {
-          chunk.push(line);
-          chunkChars += line.length + 1;
-          if (chunkChars >= 1 << 20) {
-            bytes += (await handle.write(`${chunk.join('\n')}\n`)).bytesWritten;
-            chunk = [];
-            chunkChars = 0;
-          }
-        }
-        if (chunk.length > 0) bytes += (await handle.write(`${chunk.join('\n')}\n`)).bytesWritten;
-        await handle.sync();
-      } finally {
-        await handle.close();
+        if (!(await sameAsWritten(tmp, written))) throw new Error('the file read back differs from what was written');
+        await this.checkSnapshot(tmp);
+      } catch (error) {
+        await unlink(tmp).catch(() => undefined);
+        throw new Error(`vod-stats snapshot at seq ${seq} does not read back, so it is not used (the journal is kept): ${(error as Error).message}`, { cause: error });
       }
+      const name = snapshotName(seq, written.crc);
       await rename(tmp, join(this.dir, name));
       await this.syncDir();
-      this.snapshotBytes = bytes;
-      await this.exclusive(() => this.compact(seq, name));
+      this.snapshotBytes = written.bytes;
+      this.snapshotSeq = seq;
+      await this.exclusive(() => this.compact(seq));
     } finally {
       this.snapshotting = false;
     }
   }
 
-  /** Deletes the segments whose every record is covered by snapshot `seq`, and older snapshots. */
-  private async compact(seq: number, keepSnapshot: string): Promise<void> {
-    if (this.active !== null && this.active.segment.maxSeq <= seq) {
+  /**
+   * Keeps the newest snapshot and the one before it, and the journal since that one; deletes
+   * older snapshots and the segments whose every record the previous snapshot covers.
+   */
+  private async compact(newest: number): Promise<void> {
+    const snapshots = snapshotFiles(await readdir(this.dir));
+    const previous = snapshots.find((s) => s.seq < newest);
+    if (previous === undefined) return;
+    for (const s of snapshots) if (s.seq < previous.seq || (s.seq === previous.seq && s !== previous)) await unlink(join(this.dir, s.name));
+    if (this.active !== null && this.active.segment.maxSeq <= previous.seq) {
       await this.active.handle.close();
       this.active = null;
     }
     const kept: Segment[] = [];
     for (const segment of this.segments) {
-      if (segment.maxSeq <= seq && this.active?.segment !== segment) await unlink(join(this.dir, segment.name));
+      if (segment.maxSeq <= previous.seq && this.active?.segment !== segment) await unlink(join(this.dir, segment.name));
       else kept.push(segment);
     }
     this.segments = kept;
-    for (const name of await readdir(this.dir)) {
-      if (SNAPSHOT.test(name) && name !== keepSnapshot) await unlink(join(this.dir, name));
-    }
     await this.syncDir();
   }
 
   usage(): JournalUsage {
     const journalBytes = this.segments.reduce((n, s) => n + s.bytes, 0);
-    return { segments: this.segments.length, journalBytes, snapshotBytes: this.snapshotBytes, bytesSinceSnapshot: journalBytes };
+    // Segments holding records after the newest snapshot (what a restart replays on top of it).
+    const bytesSinceSnapshot = this.segments.filter((s) => s.maxSeq > this.snapshotSeq || s.maxSeq === 0).reduce((n, s) => n + s.bytes, 0);
+    return { segments: this.segments.length, journalBytes, snapshotBytes: this.snapshotBytes, bytesSinceSnapshot };
   }
 
   /** Bytes actually on disk in the journal directory (for tests of compaction). */
@@ -282,21 +318,11 @@ export class FileEventJournal implements EventJournal {
     await this.exclusive(async () => {
       if (this.active !== null) await this.active.handle.close();
       this.active = null;
-      if (this.locked) await rm(join(this.dir, 'LOCK'), { force: true });
-      this.locked = false;
+      this.lock?.release();
+      this.lock = null;
     });
   }
 }
-
-const isRunning = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /** The buffers left after the first `written` bytes went out. */
 const remainder = (buffers: Buffer[], written: number): Buffer[] => {

@@ -54,3 +54,41 @@ export const dropSnapshotsMigration: Migration = {
       .execute();
   },
 };
+
+/**
+ * The owners an ingest-key batch could name when it was accepted (JSON list; null: the signing
+ * workspace only, or any when any_owner is 1), so a replay re-derives the events accepted then
+ * whatever the ingest grants are later ('0611_vod_stats_journal_owners').
+ */
+export const journalOwnersMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('vod_stats_journal').addColumn('owners', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('vod_stats_journal').dropColumn('owners').execute();
+  },
+};
+
+/**
+ * What binds the Redis statistics to this journal ('0612_vod_stats_journal_binding'):
+ * `vod_stats_binding` holds the deployment id and epoch the Redis state must carry, and each
+ * journal row a `batch_key` (its seq plus a random token) under which Redis marks it counted,
+ * so a seq the database hands out again (a restore to an earlier point) is never taken for a
+ * batch counted before. Rows of earlier builds keep their seq as key (null column).
+ */
+export const journalBindingMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('vod_stats_journal').addColumn('batch_key', 'varchar(40)').execute();
+    await db.schema
+      .createTable('vod_stats_binding')
+      .addColumn('name', 'varchar(32)', (c) => c.primaryKey())
+      .addColumn('deployment_id', 'varchar(64)', (c) => c.notNull())
+      .addColumn('epoch', 'bigint', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('vod_stats_binding').execute();
+    await db.schema.alterTable('vod_stats_journal').dropColumn('batch_key').execute();
+  },
+};

@@ -11,10 +11,11 @@ const toBatch = (row: JournalRow): StoredBatch => ({
   receivedAt: Number(row.received_at),
   kind: row.kind === 'json' ? 'json' : 'ndjson',
   authOwner: row.auth_owner,
-  anyOwner: row.any_owner === 1,
+  owners: row.any_owner === 1 ? null : row.owners === null ? [row.auth_owner] : (JSON.parse(row.owners) as string[]),
   body: Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body),
   events: Number(row.events),
   instanceId: row.instance_id,
+  batchKey: row.batch_key === null ? String(row.seq) : `${Number(row.seq)}:${row.batch_key}`,
 });
 
 /** Inserts rows in one statement; resolves with their seqs in the order given. */
@@ -57,3 +58,22 @@ export async function deleteBatchesBefore(db: Db, cutoff: number, limit: number)
   const result = await db.deleteFrom('vod_stats_journal').where('seq', 'in', doomed).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+const BINDING = 'vod-stats';
+
+/** The deployment id and epoch the Redis statistics must carry (undefined before the first start). */
+export const readBinding = (db: Db) =>
+  db.selectFrom('vod_stats_binding').select(['deployment_id', 'epoch']).where('name', '=', BINDING).executeTakeFirst();
+
+/** Creates the binding row unless one exists (instances starting together agree on the first one written). */
+export const createBinding = (db: Db, deploymentId: string, epoch: number, now: number) =>
+  db.insertInto('vod_stats_binding').values({ name: BINDING, deployment_id: deploymentId, epoch, created_at: now }).onConflict((oc) => oc.column('name').doNothing()).execute();
+
+/** Moves the epoch on, to at least `atLeast`, and returns the binding. */
+export const advanceEpoch = async (db: Db, atLeast: number) => {
+  const current = await readBinding(db);
+  if (current === undefined) throw new Error('vod-stats binding row missing');
+  const epoch = Math.max(Number(current.epoch) + 1, atLeast);
+  await db.updateTable('vod_stats_binding').set({ epoch }).where('name', '=', BINDING).execute();
+  return { deployment_id: current.deployment_id, epoch };
+};

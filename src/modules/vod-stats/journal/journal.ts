@@ -12,7 +12,11 @@ export interface JournalBatch {
   receivedAt: number;
   kind: EventBatchKind;
   authOwner: string;
-  anyOwner: boolean;
+  /**
+   * The workspaces the batch's events could name when it was accepted (null: any, the playback
+   * edge). Replay checks owners against this, so it re-derives exactly the events accepted then.
+   */
+  owners: readonly string[] | null;
   body: Buffer;
 }
 
@@ -29,8 +33,14 @@ export interface ReplayResult {
   /** Highest seq seen (snapshot or batch); the next batch must use a higher one. */
   lastSeq: number;
   batches: number;
-  /** Bytes of torn or damaged records cut from the end of journal files (a crash mid-write). */
+  /** Bytes of a torn record cut from the end of the last journal file (a crash mid-write). */
   truncatedBytes: number;
+  /** Damaged bytes skipped elsewhere (each range copied to a quarantine file first). */
+  damaged: { file: string; offset: number; bytes: number; quarantine: string }[];
+  /** Batches known lost to that damage (the seqs missing around each damaged range). */
+  lostBatches: number;
+  /** Snapshots that could not be read back and were set aside (renamed quarantine-*), newest first. */
+  skippedSnapshots: { file: string; reason: string }[];
 }
 
 export interface JournalUsage {
@@ -55,8 +65,11 @@ export interface EventJournal {
    */
   append(batch: JournalBatch): Promise<void>;
   /**
-   * Durably stores a snapshot covering every batch with seq <= `seq`, then deletes the journal
-   * files and older snapshots it makes redundant. `lines` is consumed while this runs.
+   * Durably stores a snapshot covering every batch with seq <= `seq` and reads it back; only
+   * then does it count, and the journal files and snapshots it makes redundant are deleted (the
+   * previous snapshot and the journal since it are always kept, for a start that finds the
+   * newest unreadable). `lines` is consumed while this runs. Rejects (keeping everything) when
+   * the snapshot does not read back.
    */
   writeSnapshot(seq: number, lines: Iterable<string>): Promise<void>;
   usage(): JournalUsage;

@@ -12,7 +12,7 @@ const newBatch = (n: number, body: Buffer = Buffer.from(`{"n":${n}}\n`)): NewBat
   receivedAt: T0 + n,
   kind: n % 2 === 0 ? 'json' : 'ndjson',
   authOwner: `ws-${n % 3}-é`,
-  anyOwner: n % 5 === 0,
+  owners: n % 5 === 0 ? null : [`ws-${n % 3}-é`],
   body,
   events: n,
 });
@@ -35,13 +35,18 @@ for (const engine of await testEngines()) {
     test('a batch is committed when appendNew resolves and replays byte for byte, in journal order', async () => {
       const journal = journalOf('node-a');
       const binary = Buffer.from([0x7b, 0x00, 0xff, 0xfe, 0x0a, 0xc3, 0x28]);
-      const seqA = await journal.appendNew(newBatch(1));
-      const seqB = await journal.appendNew(newBatch(2, binary));
+      const { seq: seqA, batchKey } = await journal.appendNew(newBatch(1));
+      const { seq: seqB } = await journal.appendNew(newBatch(2, binary));
       assert.ok(seqB > seqA);
+      assert.match(batchKey, new RegExp(`^${seqA}:[0-9a-f]{12}$`), 'counted under its seq and a token of its own');
       const [a, b] = await all();
-      assert.deepEqual(a, { ...newBatch(1), seq: seqA, instanceId: 'node-a' });
+      assert.deepEqual(a, { ...newBatch(1), seq: seqA, instanceId: 'node-a', batchKey });
       assert.deepEqual(b?.body, binary, 'NUL and invalid UTF-8 bytes survive');
-      assert.deepEqual([b?.kind, b?.authOwner, b?.anyOwner, b?.events], ['json', 'ws-2-é', false, 2]);
+      assert.deepEqual([b?.kind, b?.authOwner, b?.owners, b?.events], ['json', 'ws-2-é', ['ws-2-é'], 2]);
+      const { seq: granted } = await journal.appendNew({ ...newBatch(4), owners: ['ws-1-é', 'customer'] });
+      const { seq: any } = await journal.appendNew({ ...newBatch(6), owners: null });
+      const [, , c, d] = await all();
+      assert.deepEqual([c?.seq, c?.owners, d?.seq, d?.owners], [granted, ['ws-1-é', 'customer'], any, null], 'the owners a batch could name');
       await journal.close();
       await assert.rejects(journal.appendNew(newBatch(3)), /closed/);
     });
@@ -49,7 +54,7 @@ for (const engine of await testEngines()) {
     test('concurrent appends share INSERTs, and each resolves with the seq of its own row', async () => {
       const journal = journalOf('node-b', { maxInFlight: 2 });
       const bodies = Array.from({ length: 120 }, (_, i) => Buffer.from(`{"i":${i}}`));
-      const seqs = await Promise.all(bodies.map((body, i) => journal.appendNew(newBatch(100 + i, body))));
+      const seqs = (await Promise.all(bodies.map((body, i) => journal.appendNew(newBatch(100 + i, body))))).map((j) => j.seq);
       assert.equal(journal.counters.appends, 120);
       assert.ok(journal.counters.inserts < 120, `inserts ${journal.counters.inserts}`);
       assert.equal(new Set(seqs).size, 120);
@@ -63,13 +68,24 @@ for (const engine of await testEngines()) {
     test('retention deletes the batches received before the cutoff, and only those', async () => {
       const journal = journalOf('node-c');
       const before = (await all()).length;
-      const old = await journal.appendNew({ ...newBatch(7), receivedAt: T0 - 30 * 3600_000 });
-      const recent = await journal.appendNew({ ...newBatch(8), receivedAt: T0 });
+      const { seq: old } = await journal.appendNew({ ...newBatch(7), receivedAt: T0 - 30 * 3600_000 });
+      const { seq: recent } = await journal.appendNew({ ...newBatch(8), receivedAt: T0 });
       assert.equal(await journal.deleteBefore(T0 - 25 * 3600_000, 1), 1);
       const seqs = (await all()).map((b) => b.seq);
       assert.equal(seqs.length, before + 1);
       assert.ok(!seqs.includes(old) && seqs.includes(recent));
       await journal.close();
+    });
+
+    test('the binding: a deployment id named on first use, an epoch that only moves forward', async () => {
+      const journal = journalOf('node-d');
+      const first = await journal.binding();
+      assert.match(first.deploymentId, /^[0-9a-f]{32}$/);
+      assert.deepEqual(await journalOf('node-e').binding(), first, 'every instance reads the same');
+      const next = await journal.nextEpoch();
+      assert.equal(next.deploymentId, first.deploymentId);
+      assert.ok(next.epoch > first.epoch);
+      assert.deepEqual(await journal.binding(), next);
     });
 
     test('the snapshot table of the unused embedded-on-database journal is dropped by a migration', async () => {

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../../platform/clock.js';
 import type { Db } from '../../../platform/db/database.js';
-import type { ClusterJournal, NewBatch, StoredBatch } from './cluster-journal.js';
+import type { ClusterJournal, JournalBinding, NewBatch, StoredBatch } from './cluster-journal.js';
 import type { NewJournalRow } from './journal.repository.js';
-import { batchesAfter, batchesOfInstance, deleteBatchesBefore, insertBatches } from './journal.repository.js';
+import { advanceEpoch, batchesAfter, batchesOfInstance, createBinding, deleteBatchesBefore, insertBatches, readBinding } from './journal.repository.js';
 
 export interface PostgresEventJournalOptions {
   db: Db;
@@ -13,6 +15,8 @@ export interface PostgresEventJournalOptions {
   maxGroupBytes?: number;
   /** INSERT statements in flight at once (default 4). */
   maxInFlight?: number;
+  /** Epochs are times (ms), so one never repeats after the database is restored to an earlier point. */
+  clock?: Clock;
 }
 
 interface PendingAppend {
@@ -35,6 +39,7 @@ export class PostgresEventJournal implements ClusterJournal {
   private readonly maxGroupRows: number;
   private readonly maxGroupBytes: number;
   private readonly maxInFlight: number;
+  private readonly now: () => number;
   private queue: PendingAppend[] = [];
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -48,6 +53,23 @@ export class PostgresEventJournal implements ClusterJournal {
     this.maxGroupRows = options.maxGroupRows ?? 256;
     this.maxGroupBytes = options.maxGroupBytes ?? 8 * 1024 * 1024;
     this.maxInFlight = options.maxInFlight ?? 4;
+    this.now = () => options.clock?.now() ?? Date.now();
+  }
+
+  async binding(): Promise<JournalBinding> {
+    let row = await readBinding(this.db);
+    if (row === undefined) {
+      await createBinding(this.db, randomBytes(16).toString('hex'), this.now(), this.now());
+      row = await readBinding(this.db);
+    }
+    if (row === undefined) throw new Error('vod-stats binding row could not be created');
+    return { deploymentId: row.deployment_id, epoch: Number(row.epoch) };
+  }
+
+  async nextEpoch(): Promise<JournalBinding> {
+    await this.binding();
+    const row = await advanceEpoch(this.db, this.now());
+    return { deploymentId: row.deployment_id, epoch: row.epoch };
   }
 
   /** Hands over every batch after `afterSeq` received at or after `since`, in journal order. */
@@ -70,22 +92,25 @@ export class PostgresEventJournal implements ClusterJournal {
     return batchesOfInstance(this.db, instanceId, since, afterSeq, limit);
   }
 
-  /** Journals a batch under a database-assigned seq; resolves with it once committed. */
-  appendNew(batch: NewBatch): Promise<number> {
+  /** Journals a batch under a database-assigned seq; resolves with it and its counting key once committed. */
+  appendNew(batch: NewBatch): Promise<{ seq: number; batchKey: string }> {
     if (this.closed) return Promise.reject(new Error('vod-stats journal is closed'));
     const row: NewJournalRow = {
       received_at: batch.receivedAt,
       kind: batch.kind,
       auth_owner: batch.authOwner,
-      any_owner: batch.anyOwner ? 1 : 0,
+      any_owner: batch.owners === null ? 1 : 0,
+      owners: batch.owners === null || (batch.owners.length === 1 && batch.owners[0] === batch.authOwner) ? null : JSON.stringify(batch.owners),
       events: batch.events,
       instance_id: this.instanceId,
       body: batch.body,
+      // 48 random bits: a seq handed out again after a restore gets another key.
+      batch_key: randomBytes(6).toString('hex'),
     };
     return new Promise<number>((resolve, reject) => {
       this.queue.push({ row, bytes: batch.body.length, resolve, reject });
       this.pump();
-    });
+    }).then((seq) => ({ seq, batchKey: `${seq}:${row.batch_key}` }));
   }
 
   private pump(): void {

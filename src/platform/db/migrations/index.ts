@@ -5,7 +5,8 @@ import { errorReportingMigration } from '../../../modules/error-reporting/error-
 import { managedSlicersMigration } from '../../../modules/managed-slicers/managed-slicers.migration.js';
 import { syndicationMigration } from '../../../modules/syndication/syndication.migration.js';
 import { playbackAdAssetsMigration, playbackEdgeMigration } from '../../../modules/playback-edge/playback-edge.migration.js';
-import { dropSnapshotsMigration, journalMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
+import { dropSnapshotsMigration, journalBindingMigration, journalMigration, journalOwnersMigration } from '../../../modules/vod-stats/journal/journal.migration.js';
+import { ingestGrantsMigration } from '../../../modules/workspaces/ingest-grants.migration.js';
 import { assetsMigration } from '../../../modules/assets/assets.migration.js';
 
 /**
@@ -13,7 +14,10 @@ import { assetsMigration } from '../../../modules/assets/assets.migration.js';
  * 0001-0099 foundation, 0100 vod-stats, 0200 error-reporting, 0300 syndication,
  * 0400 managed-slicers, 0500 playback-edge, 0600 vod-stats journal of cluster mode (named
  * '0600_cluster' when it lived in modules/cluster: an executed name must stay registered),
- * 0700 assets (the media library).
+ * 0610 workspace ingest grants, 0611 the owners of vod-stats journal rows, 0612 the binding of
+ * the Redis statistics to the journal, 0700 assets (the media library), 0701 ad assets.
+ * Unordered migrations are allowed (the migrator's setting), so a module may add a number below
+ * one a database already ran.
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundationMigration,
@@ -24,6 +28,9 @@ export const migrations: Record<string, Migration> = {
   '0500_playback_edge': playbackEdgeMigration,
   '0600_cluster': journalMigration,
   '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
+  '0610_workspace_ingest_grants': ingestGrantsMigration,
+  '0611_vod_stats_journal_owners': journalOwnersMigration,
+  '0612_vod_stats_journal_binding': journalBindingMigration,
   '0700_assets': assetsMigration,
   '0701_playback_ad_assets': playbackAdAssetsMigration,
 };

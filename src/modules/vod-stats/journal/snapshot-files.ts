@@ -1,0 +1,81 @@
+import { open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+
+/**
+ * Snapshot files of the embedded journal. A snapshot is written to a temp file, read back, and
+ * only then renamed to `snapshot-<seq>-<crc32>.ndjson`: a file with that name was read back
+ * whole when it was written, and its checksum proves on every start that it is still the same
+ * bytes. `snapshot-<seq>.ndjson` is the name earlier builds used (never read back: checked in
+ * full before it is trusted).
+ */
+const CHECKED = /^snapshot-(\d{16})-([0-9a-f]{8})\.ndjson$/;
+const UNCHECKED = /^snapshot-(\d{16})\.ndjson$/;
+
+export interface SnapshotFile {
+  name: string;
+  seq: number;
+  /** The checksum it was read back with; null for a snapshot of an earlier build. */
+  crc: number | null;
+}
+
+const pad = (seq: number): string => String(seq).padStart(16, '0');
+
+export const snapshotName = (seq: number, crc: number): string => `snapshot-${pad(seq)}-${crc.toString(16).padStart(8, '0')}.ndjson`;
+export const tempSnapshotName = (seq: number): string => `snapshot-${pad(seq)}.ndjson.tmp`;
+
+/** The snapshots among `names`, newest first (a read-back one before an earlier build's at the same seq). */
+export const snapshotFiles = (names: readonly string[]): SnapshotFile[] => {
+  const found: SnapshotFile[] = [];
+  for (const name of names) {
+    const checked = CHECKED.exec(name);
+    if (checked) found.push({ name, seq: Number(checked[1]), crc: parseInt(checked[2] as string, 16) });
+    const unchecked = UNCHECKED.exec(name);
+    if (unchecked) found.push({ name, seq: Number(unchecked[1]), crc: null });
+  }
+  return found.sort((a, b) => b.seq - a.seq || (a.crc === null ? 1 : 0) - (b.crc === null ? 1 : 0));
+};
+
+/** Writes `lines` to `path` (one per line) and fsyncs it; resolves with its size and checksum. */
+export const writeLines = async (path: string, lines: Iterable<string>): Promise<{ bytes: number; crc: number }> => {
+  const handle = await open(path, 'w');
+  let bytes = 0;
+  let crc = 0;
+  const flush = async (chunk: string[]) => {
+    const data = Buffer.from(`${chunk.join('\n')}\n`, 'utf8');
+    crc = crc32(data, crc);
+    for (let at = 0; at < data.length; ) at += (await handle.write(data, at)).bytesWritten;
+    bytes += data.length;
+  };
+  try {
+    let chunk: string[] = [];
+    let chunkChars = 0;
+    for (const line of lines) {
+      chunk.push(line);
+      chunkChars += line.length + 1;
+      if (chunkChars >= 1 << 20) {
+        await flush(chunk);
+        chunk = [];
+        chunkChars = 0;
+      }
+    }
+    if (chunk.length > 0) await flush(chunk);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { bytes, crc };
+};
+
+/** Reads a snapshot file; null when a read-back one no longer has its checksum (damaged since). */
+export const readSnapshot = async (dir: string, file: SnapshotFile): Promise<{ text: string; bytes: number } | null> => {
+  const data = await readFile(join(dir, file.name));
+  if (file.crc !== null && crc32(data) !== file.crc) return null;
+  return { text: data.toString('utf8'), bytes: data.length };
+};
+
+/** Reads a file back and compares it with what was written. */
+export const sameAsWritten = async (path: string, written: { bytes: number; crc: number }): Promise<boolean> => {
+  const data = await readFile(path);
+  return data.length === written.bytes && crc32(data) === written.crc;
+};
