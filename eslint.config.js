@@ -15,6 +15,15 @@ export default tseslint.config(
     },
   },
   {
+    // One logger: the runtime builds the only pino root (src/platform/logger.ts); modules take a child of it.
+    files: ['src/**/*.ts'],
+    ignores: ['src/platform/logger.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'pino', allowTypeImports: true, message: 'Take the runtime logger (a log.child({ module }) in your deps), not a new pino root.' }] }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'emitWarning', message: 'Log through the runtime logger.' }],
+    },
+  },
+  {
     files: ['eslint.config.js'],
     rules: { 'no-restricted-syntax': 'off' },
   },

@@ -17,7 +17,9 @@ import { createManagedSlicers, type ManagedSlicers } from './modules/managed-sli
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
-import { createCluster, type Cluster } from './platform/cluster/cluster.js';
+import { createCluster, newInstanceId, type Cluster } from './platform/cluster/cluster.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
 
@@ -31,6 +33,8 @@ export interface Runtime {
   mode: DeploymentMode;
   clock: Clock;
   ids: IdGenerator;
+  /** The one root logger (level, redaction and base fields from the config); Fastify and every module log through it. */
+  log: Logger;
   storage: Storage;
   /** Whether writes can be made (a full disk makes the instance not ready until space returns). */
   storageHealth: StorageHealth;
@@ -67,6 +71,8 @@ export interface RuntimeOverrides {
   /** PostgreSQL schema for storage (tests isolate themselves in one). */
   pgSchema?: string;
   processMetrics?: boolean;
+  /** Where log lines go instead of stdout (tests capture them). */
+  logDestination?: DestinationStream;
   /** Replaces side effects of the publishing module (tests). */
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
@@ -91,21 +97,30 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const storageHealth = new StorageHealth(() => storage.probeWrite(), clock);
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
   const mode = deploymentModeOf(config);
-  const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
+  // Cluster mode: every line names the instance that wrote it (the id the journal and registry use).
+  const instanceId = mode === 'cluster' ? newInstanceId() : undefined;
+  const log = createLogger({
+    level: config.logLevel,
+    ...(instanceId ? { bindings: { instance: instanceId } } : {}),
+    ...(overrides.logDestination ? { destination: overrides.logDestination } : {}),
+  });
+  const moduleLog = (module: string) => log.child({ module });
+  const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster') }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage });
+  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, log: moduleLog('managed-slicers') });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to whatever sink the runtime holds when they arrive.
   const errorReports = () => runtime.errorReports;
-  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster });
+  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, log: moduleLog('vod-stats') });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
+    log: moduleLog('playback-edge'),
     signingKeys: (owner) => keyRing.get(owner),
     ingest: vodStats.ingest,
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
@@ -119,6 +134,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     mode,
     clock,
     ids,
+    log,
     storage,
     storageHealth,
     box,

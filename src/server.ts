@@ -87,11 +87,11 @@ export function closeOnSignals(server: RunningServer): void {
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) process.exit(1);
     closing = true;
-    server.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    server.runtime.log.info({ signal }, 'shutting down: finishing in-flight requests');
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {
-        server.app.log.error({ err }, 'shutdown failed');
+        server.runtime.log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
+import type { Logger } from '../../platform/logger.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { SigningKeyLoader } from '../../platform/auth/key-ring.js';
 import { SimulatedAdDecisionServer, type AdDecisionServer } from './ad-decision.js';
@@ -22,11 +22,13 @@ import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS'>;
+  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS'>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
   box: SecretBox;
+  /** The module's logger (a child of the runtime's root). */
+  log: Logger;
   /** The owner's API keys (the runtime's KeyRing `get`). */
   signingKeys: SigningKeyLoader;
   /** The statistics ingest (the one behind POST /monitoring/events): playback events go there. */
@@ -120,7 +122,7 @@ function singleUseGuards(deps: PlaybackEdgeDeps): { sessions: SingleUseGuard; dr
 export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEdgeOverrides = {}): PlaybackEdge {
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
-  const log = pino({ name: 'playback-edge', level: deps.config.logLevel });
+  const { log } = deps;
   const toIngest = new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
   const events = overrides.events ? overrides.events(toIngest) : toIngest;
   const directory = new StoredPlaybackDirectory({ db, box, clock, signingKeys: deps.signingKeys });

@@ -79,11 +79,11 @@ async function countBatchesOf(parts: Pick<ClusterStatsParts, 'journal' | 'store'
 
 /** Statistics in cluster mode: PostgreSQL journal, Redis store, and their part in the cluster. */
 export function createClusterStats(deps: VodStatsDeps, cluster: Cluster): ClusterStats {
-  const { config, clock, storage } = deps;
-  const { redis, instanceId, log } = cluster;
+  const { config, clock, storage, log } = deps;
+  const { redis, instanceId } = cluster;
   const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs });
   const journal = new PostgresEventJournal({ db: storage.db, instanceId });
-  const ingest = new ClusterIngestService({ store, journal, ...pipelineDeps(deps, log) });
+  const ingest = new ClusterIngestService({ store, journal, ...pipelineDeps(deps) });
   const rebuild = new StatsRebuild({ redis, store, journal, clock });
   joinStatsToCluster(cluster.membership, { ingest, store, journal, rebuild, clock, log });
   registerClusterStatsMetrics(deps.metrics.registry, ingest, store);

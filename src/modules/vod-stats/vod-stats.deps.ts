@@ -4,10 +4,11 @@ import type { Cluster } from '../../platform/cluster/cluster.js';
 import type { Config } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { ErrorReportSink } from '../../platform/error-report-sink.js';
+import type { Logger } from '../../platform/logger.js';
 
 /** The runtime pieces VOD statistics are built from (a structural subset of `Runtime`). */
 export interface VodStatsDeps {
-  config: Pick<Config, 'dataDir' | 'statsDelayMs' | 'logLevel'>;
+  config: Pick<Config, 'dataDir' | 'statsDelayMs'>;
   clock: Clock;
   storage: Pick<Storage, 'db'>;
   /** Where accepted error events go; read at each submit, so it may be replaced later. */
@@ -15,11 +16,13 @@ export interface VodStatsDeps {
   metrics: { registry: Registry };
   /** Cluster mode: statistics in Redis, the journal in PostgreSQL. Undefined: embedded (memory and files). */
   cluster: Cluster | undefined;
+  /** The module's logger (a child of the runtime's root). */
+  log: Logger;
 }
 
 /** What either ingest pipeline takes from the runtime: the clock, the error report sink, a log for failures. */
-export const pipelineDeps = (deps: VodStatsDeps, log: { error(obj: object, msg: string): void }) => ({
+export const pipelineDeps = (deps: VodStatsDeps) => ({
   clock: deps.clock,
   errorReports: { submit: (report) => deps.errorReports().submit(report) } satisfies ErrorReportSink,
-  onError: (message: string, err: unknown) => log.error({ err }, message),
+  onError: (message: string, err: unknown) => deps.log.error({ err }, message),
 });
