@@ -37,6 +37,6 @@ export function createLogger(settings: LoggerSettings): Logger {
       err: pino.stdSerializers.err,
     },
   };
-  // pino's own stdout destination writes synchronously: a last line before process.exit is not lost.
+  // pino's own stdout destination is flushed on process exit: a last line before process.exit is not lost.
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }
