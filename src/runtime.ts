@@ -11,7 +11,7 @@ import { Authenticator } from './platform/auth/authenticator.js';
 import { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
 import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
-import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
+import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
@@ -43,8 +43,8 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
-  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
-  errorReports: ErrorReportSink;
+  /** Where accepted playback errors go: the Error Reporting dispatcher (or what a test wrapped it in). */
+  readonly errorReports: ErrorReportSink;
   /** Error Reporting: callback settings service, dispatcher, client. */
   errorReporting: ErrorReporting;
   /** Managed slicers: service and the task runner that carries out their tasks. */
@@ -77,6 +77,8 @@ export interface RuntimeOverrides {
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
+  /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
+  errorReports?: (dispatcher: ErrorReportSink) => ErrorReportSink;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -115,8 +117,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
-  // Accepted error events go to whatever sink the runtime holds when they arrive.
-  const errorReports = () => runtime.errorReports;
+  // Accepted error events go to the callback dispatcher: built first, handed to the producers.
+  const errorReports = overrides.errorReports ? overrides.errorReports(errorReporting.dispatcher) : errorReporting.dispatcher;
   const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, log: moduleLog('vod-stats') });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
@@ -142,7 +144,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     keyRing,
     authenticator,
     workspaces,
-    errorReports: discardErrorReports,
+    errorReports,
     errorReporting,
     managedSlicers,
     syndication,
@@ -169,8 +171,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // the instance joins the registry (it leaves last, after statistics drained their held batches).
   if (cluster) background.push(cluster.connection, cluster.membership.presence);
 
-  // Error Reporting: accepted error events go to the callback dispatcher (submit never waits).
-  runtime.errorReports = errorReporting.dispatcher;
+  // Error Reporting: loads the callbacks, follows their changes; its dispatcher never waits.
   background.push(errorReporting.background);
 
   // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.

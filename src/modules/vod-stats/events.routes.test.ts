@@ -22,9 +22,8 @@ describe('POST /monitoring/events', () => {
   const line = (e: Record<string, unknown>) => JSON.stringify({ type: 'start', owner, asset_id: 'a1', session_id: 's1', ...e });
 
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ overrides: { errorReports: () => ({ submit: (r) => void reports.push(r) }) } });
     owner = t.workspace.id;
-    t.runtime.errorReports = { submit: (r) => reports.push(r) };
   });
   after(() => t.close());
 

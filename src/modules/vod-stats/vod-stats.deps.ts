@@ -11,8 +11,8 @@ export interface VodStatsDeps {
   config: Pick<Config, 'dataDir' | 'statsDelayMs'>;
   clock: Clock;
   storage: Pick<Storage, 'db'>;
-  /** Where accepted error events go; read at each submit, so it may be replaced later. */
-  errorReports: () => ErrorReportSink;
+  /** Where accepted error events go (the Error Reporting dispatcher). */
+  errorReports: ErrorReportSink;
   metrics: { registry: Registry };
   /** Cluster mode: statistics in Redis, the journal in PostgreSQL. Undefined: embedded (memory and files). */
   cluster: Cluster | undefined;
@@ -23,6 +23,6 @@ export interface VodStatsDeps {
 /** What either ingest pipeline takes from the runtime: the clock, the error report sink, a log for failures. */
 export const pipelineDeps = (deps: VodStatsDeps) => ({
   clock: deps.clock,
-  errorReports: { submit: (report) => deps.errorReports().submit(report) } satisfies ErrorReportSink,
+  errorReports: deps.errorReports,
   onError: (message: string, err: unknown) => deps.log.error({ err }, message),
 });
