@@ -6,6 +6,7 @@ import type { IdGenerator } from '../../platform/ids.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
+import { SlicerTaskQueue } from './task-queue.repository.js';
 import { SimulatedSlicerProvisioner, type SlicerProvisioner } from './provisioner.js';
 import { SlicerTaskRunner, type RunnerLog } from './task-runner.js';
 
@@ -31,7 +32,7 @@ export interface ManagedSlicers {
 /** The lease owner name of this process: unique, and readable in the database. */
 const leaseOwner = (ids: IdGenerator): string => `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`;
 
-/** Wires the managed-slicers module: repository, service, provisioner and task runner. */
+/** Wires the managed-slicers module: repositories (slicers, task queue), service, provisioner and task runner. */
 export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const { storage, clock, ids, config } = deps;
   const repository = new SlicerRepository(storage.db, storage.engine);
@@ -44,7 +45,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   // of a dead instance are taken over when their lease expires; idle runners poll.
   const embedded = deps.mode === 'embedded';
   const runner = new SlicerTaskRunner({
-    store: repository,
+    store: new SlicerTaskQueue(storage.db, storage.engine),
     provisioner,
     clock,
     log,
