@@ -4,7 +4,7 @@ import { testEngines, type TestStorage } from '../../../test/helpers/engines.js'
 import type { SlicerConfig, TaskOperation } from './managed-slicers.schema.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
-import { InMemorySlicerStore } from './memory-slicer-store.js';
+import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
 import type { SlicerStore, SlicerTaskStore } from './slicer-store.js';
 
 /**

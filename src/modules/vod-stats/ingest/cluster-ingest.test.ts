@@ -5,7 +5,7 @@ import { testRedis } from '../../../../test/helpers/redis.js';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js';
 import type { StatsStore } from '../store/stats-store.js';
-import { seededRandom } from '../test-events.js';
+import { seededRandom } from '../test-events.test-support.js';
 import { ClusterIngestService, type CountingStore } from './cluster-ingest.service.js';
 import { Membership } from '../../../platform/cluster/membership.js';
 import { PostgresEventJournal } from '../journal/postgres-journal.js';

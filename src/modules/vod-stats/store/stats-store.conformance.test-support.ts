@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { StatsStore } from './stats-store.js';
-import { playbackEvent as ev, seededRandom } from '../test-events.js';
-import { statsStoreDifferentialTests } from './stats-store.differential.js';
+import { playbackEvent as ev, seededRandom } from '../test-events.test-support.js';
+import { statsStoreDifferentialTests } from './stats-store.differential.test-support.js';
 
 /** A store under test on a given clock; `close` releases what it holds (keys, connections). */
 export interface StoreUnderTest {
