@@ -236,3 +236,32 @@ test('a receiver that never answers: 1,000,000 reports keep every queue within i
   dispatcher.close();
   assert.equal(dispatcher.stats().queued, 0);
 });
+
+test('a failure after an answer (an attempt hook that throws) is reported, never an unhandled rejection, and sending goes on', async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const errors: Array<[string, unknown]> = [];
+    const { transport, dispatcher } = setup({
+      maxInFlight: 1,
+      onAttempt: () => {
+        throw new Error('metrics hook broke');
+      },
+      onError: (message, error) => void errors.push([message, error]),
+    });
+    dispatcher.submit(report('ws1', 401));
+    dispatcher.submit(report('ws1', 402));
+    await settle();
+    assert.equal(transport.held.length, 1, 'one in flight at a time');
+    transport.answerAll('delivered');
+    await settle();
+    await settle();
+    assert.deepEqual(errors.map(([message, error]) => [message, (error as Error).message]), [['error-reporting: settling a callback attempt failed', 'metrics hook broke']]);
+    assert.deepEqual(unhandled, []);
+    assert.equal(transport.held.length, 1, 'the next report was still sent');
+    assert.equal(JSON.parse(transport.held[0]?.request.body ?? '{}').code, 402);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+});

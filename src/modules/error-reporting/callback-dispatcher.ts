@@ -34,6 +34,8 @@ export interface CallbackDispatcherOptions {
   onAttempt?: (owner: string, attempt: DeliveryAttempt) => void;
   /** Called when this instance pauses an endpoint (cluster mode tells the other instances). Must not throw. */
   onPause?: (url: string, pausedUntil: number, consecutiveFailures: number) => void;
+  /** A failure after an answer (a hook that threw): reported here, never an unhandled rejection. */
+  onError?: (message: string, error: unknown) => void;
 }
 
 export type SubmitResult = 'queued' | 'no_callback' | DropReason;
@@ -68,6 +70,7 @@ export class CallbackDispatcher implements ErrorReportSink {
       unreachableBackoff: options.unreachableBackoff ?? { initialMs: 5000, maxMs: 120_000 },
       onAttempt: options.onAttempt,
       onPause: options.onPause,
+      onError: options.onError ?? (() => undefined),
     });
   }
 

@@ -48,6 +48,8 @@ export interface EndpointSchedulerOptions {
   unreachableBackoff: Backoff;
   onAttempt: ((owner: string, attempt: DeliveryAttempt) => void) | undefined;
   onPause: ((url: string, pausedUntil: number, consecutiveFailures: number) => void) | undefined;
+  /** A failure inside the scheduler's own bookkeeping (a hook that threw): reported, never thrown. */
+  onError: (message: string, error: unknown) => void;
 }
 
 interface Endpoint {
@@ -235,15 +237,19 @@ export class EndpointScheduler {
     this.o.transport
       .deliver(endpoint.url, { body, headers: { ...headers } })
       .catch((error: unknown): DeliveryOutcome => ({ outcome: 'reset', status: null, latencyMs: 0, detail: String(error) }))
-      .then((outcome) => this.settle(endpoint, report.owner, webhookId, generation, outcome));
+      .then((outcome) => this.settle(endpoint, report.owner, webhookId, generation, outcome))
+      // Never an unhandled rejection on the delivery path (it would end the process).
+      .catch((error: unknown) => this.o.onError('error-reporting: settling a callback attempt failed', error));
   }
 
   private settle(endpoint: Endpoint, owner: string, webhookId: string, generation: number, outcome: DeliveryOutcome): void {
     endpoint.inFlight -= 1;
     const attempt = this.o.log.recordAttempt(owner, webhookId, endpoint.url, this.o.clock.now(), outcome);
-    this.o.onAttempt?.(owner, attempt);
+    // The hook runs last: should it throw, the endpoint's state is already whole.
+    const notify = () => this.o.onAttempt?.(owner, attempt);
     if (endpoint.routes === 0) {
       if (endpoint.inFlight === 0 && this.endpoints.get(endpoint.url) === endpoint) this.endpoints.delete(endpoint.url);
+      notify();
       return;
     }
     // An answer to a request sent before the current pause says nothing new about the endpoint.
@@ -258,6 +264,7 @@ export class EndpointScheduler {
       }
     }
     this.pump(endpoint);
+    notify();
   }
 
   private pause(endpoint: Endpoint, backoff: Backoff): void {

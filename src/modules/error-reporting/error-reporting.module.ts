@@ -28,7 +28,7 @@ export interface ErrorReportingDeps {
   box: SecretBox;
   metrics: { registry: Registry };
   /** The module's logger (a child of the runtime's root). */
-  log: Pick<Logger, 'warn'>;
+  log: Pick<Logger, 'warn' | 'error'>;
 }
 
 /** Cluster mode's link between instances (callback-link.ts): changes travel at once. */
@@ -96,6 +96,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     queueCapacity: config.callbackQueueSize,
     maxInFlight: config.callbackConcurrency,
     onAttempt: (_owner, attempt) => observe(attempt),
+    onError: (message, err) => deps.log.error({ err }, message),
     ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster) } : {}),
   });
   observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher).observe;
