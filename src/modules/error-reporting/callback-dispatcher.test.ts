@@ -202,14 +202,20 @@ test('two workspaces on one URL share its throttle but keep their own counters a
     dispatcher.submit(report('ws1', 400 + i));
     dispatcher.submit(report('ws2'));
   }
-  await settle();
-  transport.answerAll('delivered');
-  await settle();
-  transport.answerAll('delivered');
-  await settle();
+  // Answered one at a time, in the order sent: the attempts are recorded in that order.
+  const sentForWs1: string[] = [];
+  for (let round = 0; round < 10 && (transport.held.length > 0 || round === 0); round += 1) {
+    await settle();
+    for (const held of [...transport.held]) {
+      if ((JSON.parse(held.request.body) as ErrorReport).owner === 'ws1') sentForWs1.push(held.request.headers['webhook-id'] ?? '');
+      held.answer('delivered');
+      await settle();
+    }
+  }
   const ws1 = dispatcher.deliveries('ws1');
   assert.equal(ws1.counters.delivered, 5);
-  assert.equal(ws1.recent.length, 3, 'the ring keeps the newest attempts only');
+  assert.equal(sentForWs1.length, 5);
+  assert.deepEqual(ws1.recent.map((a) => a.webhookId), sentForWs1.slice(-3).reverse(), 'the ring keeps the newest attempts only, newest first');
   assert.equal(dispatcher.deliveries('ws2').counters.delivered, 5);
   assert.equal(dispatcher.stats().endpoints, 1);
 });
