@@ -9,19 +9,10 @@ import { SlicerRepository } from './managed-slicers.repository.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
 import { ManualProvisioner, regions, silentLog, slicerBody } from './slicer-fixtures.test-support.js';
 import { SlicerTaskRunner } from './task-runner.js';
+import { eventually } from '../../../test/helpers/eventually.js';
 
 const W = 'ws-cluster';
 const LEASE_MS = 30_000;
-
-/** Waits for database round trips (no time passes on the fake clocks); bounded, asserts no duration. */
-async function eventually(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`never reached: ${what}`);
-}
 
 // Two instances = two connection pools on one PostgreSQL schema, each with its own clock.
 const engine = (await testEngines()).find((e) => e.engine === 'postgres');
