@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Runtime } from './runtime.js';
 import { registerAuth } from './platform/http/auth-hook.js';
@@ -25,22 +25,19 @@ import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { assetRoutes } from './modules/assets/assets.routes.js';
 import { clusterStatusRoutes } from './platform/cluster/cluster-status.routes.js';
-import { loggerOptions } from './platform/logger.js';
 
 export const API_PREFIX = '/api/v4';
 export const VERSION = '0.1.0';
 
-export interface BuildAppOptions {
-  /** Pino logger options or false for none (tests); default: from the runtime's log level. */
-  logger?: FastifyServerOptions['logger'];
-}
-
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the whole HTTP API over a runtime. Never listens: the server entry or a test does. */
-export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}): Promise<App> {
+export async function buildApp(runtime: Runtime): Promise<App> {
+  // The runtime's one logger: request lines get the same level, base fields and redaction as every
+  // module's. Silent, there is nothing to write: no logger spares a child logger per request.
+  const loggerInstance: FastifyBaseLogger = runtime.log;
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(runtime.config.logLevel),
+    ...(runtime.config.logLevel === 'silent' ? {} : { loggerInstance }),
     // Path parameters are ids: one length limit for every id, the one ingest accepts.
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: MAX_ID_LENGTH },
     genReqId: (req: IncomingMessage) => {

@@ -12,13 +12,15 @@ import { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
 import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
 import { IngestGrantService } from './modules/workspaces/ingest-grants.service.js';
-import { discardErrorReports, type ErrorReportSink } from './platform/error-report-sink.js';
+import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
-import { createCluster, type Cluster } from './platform/cluster/cluster.js';
+import { createCluster, newInstanceId, type Cluster } from './platform/cluster/cluster.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
 import { createAssets, type Assets, type AssetsDeps } from './modules/assets/assets.module.js';
@@ -33,6 +35,8 @@ export interface Runtime {
   mode: DeploymentMode;
   clock: Clock;
   ids: IdGenerator;
+  /** The one root logger (level, redaction and base fields from the config); Fastify and every module log through it. */
+  log: Logger;
   storage: Storage;
   /** Whether writes can be made (a full disk makes the instance not ready until space returns). */
   storageHealth: StorageHealth;
@@ -43,8 +47,8 @@ export interface Runtime {
   workspaces: WorkspaceService;
   /** Which workspaces an ingest key may submit events for (admin API, CLI; read by statistics ingest). */
   ingestGrants: IngestGrantService;
-  /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
-  errorReports: ErrorReportSink;
+  /** Where accepted playback errors go: the Error Reporting dispatcher (or what a test wrapped it in). */
+  readonly errorReports: ErrorReportSink;
   /** Error Reporting: callback settings service, dispatcher, client. */
   errorReporting: ErrorReporting;
   /** Managed slicers: service and the task runner that carries out their tasks. */
@@ -73,12 +77,16 @@ export interface RuntimeOverrides {
   /** PostgreSQL schema for storage (tests isolate themselves in one). */
   pgSchema?: string;
   processMetrics?: boolean;
+  /** Where log lines go instead of stdout (tests capture them). */
+  logDestination?: DestinationStream;
   /** Replaces side effects of the publishing module (tests). */
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
   /** Replaces side effects of the asset library (tests: a packager, the look for ffmpeg). */
   assets?: Pick<AssetsDeps, 'packager' | 'discover'>;
+  /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
+  errorReports?: (dispatcher: ErrorReportSink) => ErrorReportSink;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -99,28 +107,37 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const storageHealth = new StorageHealth(() => storage.probeWrite(), clock);
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
   const mode = deploymentModeOf(config);
-  const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
+  // Cluster mode: every line names the instance that wrote it (the id the journal and registry use).
+  const instanceId = mode === 'cluster' ? newInstanceId() : undefined;
+  const log = createLogger({
+    level: config.logLevel,
+    ...(instanceId ? { bindings: { instance: instanceId } } : {}),
+    ...(overrides.logDestination ? { destination: overrides.logDestination } : {}),
+  });
+  const moduleLog = (module: string) => log.child({ module });
+  const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster') }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const ingestGrants = new IngestGrantService({ db: storage.db, clock });
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage });
+  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, log: moduleLog('managed-slicers') });
   const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
-  // Accepted error events go to whatever sink the runtime holds when they arrive.
-  const errorReports = () => runtime.errorReports;
-  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants });
+  // Accepted error events go to the callback dispatcher: built first, handed to the producers.
+  const errorReports = overrides.errorReports ? overrides.errorReports(errorReporting.dispatcher) : errorReporting.dispatcher;
+  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants, log: moduleLog('vod-stats') });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
+    log: moduleLog('playback-edge'),
     signingKeys: (owner) => keyRing.get(owner),
     ingest: vodStats.ingest,
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
-  const assets = createAssets({ config, mode, clock, ids, storage, metrics, ...overrides.assets });
+  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), ...overrides.assets });
 
   const background: BackgroundWork[] = [];
   const started: BackgroundWork[] = [];
@@ -130,6 +147,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     mode,
     clock,
     ids,
+    log,
     storage,
     storageHealth,
     box,
@@ -138,7 +156,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     authenticator,
     workspaces,
     ingestGrants,
-    errorReports: discardErrorReports,
+    errorReports,
     errorReporting,
     managedSlicers,
     syndication,
@@ -166,8 +184,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // the instance joins the registry (it leaves last, after statistics drained their held batches).
   if (cluster) background.push(cluster.connection, cluster.membership.presence);
 
-  // Error Reporting: accepted error events go to the callback dispatcher (submit never waits).
-  runtime.errorReports = errorReporting.dispatcher;
+  // Error Reporting: loads the callbacks, follows their changes; its dispatcher never waits.
   background.push(errorReporting.background);
 
   // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.

@@ -1,4 +1,6 @@
+import closeWithGrace from 'close-with-grace';
 import type { Config } from './platform/config.js';
+import type { Logger } from './platform/logger.js';
 import { buildApp } from './app.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import type { App } from './platform/http/types.js';
@@ -81,21 +83,33 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   }
 }
 
-/** Stops gracefully on SIGTERM/SIGINT; a second signal exits at once. */
-export function closeOnSignals(server: RunningServer): void {
-  let closing = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (closing) process.exit(1);
-    closing = true;
-    server.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        server.app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+export interface ShutdownOptions {
+  /** How long the graceful close may take before the process exits anyway (PLAYLINE_SHUTDOWN_GRACE_MS). */
+  graceMs: number;
+  log: Pick<Logger, 'info' | 'error'>;
+}
+
+/**
+ * Stops gracefully on SIGTERM, SIGINT (and SIGHUP, SIGQUIT, SIGUSR2) or an uncaught error: exit
+ * code 0 when the close finished, 1 after an error. A close still running after `graceMs` (a hung
+ * connection or background task) is cut short with a log line and exit code 1; a second signal
+ * exits at once. The fatal signals (SIGSEGV and the like) are left to Node: no JS may run then.
+ */
+export function closeOnSignals(server: Pick<RunningServer, 'close'>, options: ShutdownOptions): void {
+  const { log, graceMs } = options;
+  closeWithGrace(
+    {
+      delay: graceMs,
+      skip: ['SIGILL', 'SIGTRAP', 'SIGABRT', 'SIGBUS', 'SIGFPE', 'SIGSEGV'],
+      logger: { error: (err: unknown) => log.error({ err }, 'shutdown failed') },
+      onTimeout: () => log.error({ graceMs }, `shutdown still running after ${graceMs} ms (PLAYLINE_SHUTDOWN_GRACE_MS): exiting with code 1`),
+      onSecondSignal: (signal) => log.error({ signal }, 'second signal during shutdown: exiting with code 1'),
+      onSecondError: (err) => log.error({ err }, 'error during shutdown: exiting with code 1'),
+    },
+    async ({ signal, err }) => {
+      if (err) log.error({ err }, 'uncaught error: shutting down');
+      else log.info({ signal }, 'shutting down: finishing in-flight requests');
+      await server.close();
+    },
+  );
 }

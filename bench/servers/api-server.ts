@@ -45,7 +45,7 @@ if (kind === 'static') {
   await runtime.start();
   const workspace = await runtime.workspaces.createWorkspace('bench');
   const key = await runtime.workspaces.createKey(workspace.id);
-  const app = await buildApp(runtime, { logger: false });
+  const app = await buildApp(runtime);
   if (process.env.BENCH_TARGET === '1') {
     const target = await runtime.syndication.targets.create(workspace.id, {
       platform: 'Pluto TV',

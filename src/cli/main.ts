@@ -59,7 +59,13 @@ export async function runCli(argv: string[]): Promise<number> {
 
 const invokedDirectly = process.argv[1] !== undefined && /cli[/\\]main\.[jt]s$/.test(process.argv[1]);
 if (invokedDirectly) {
-  runCli(process.argv).then((code) => {
-    if (code !== 0) process.exitCode = code;
-  });
+  runCli(process.argv).then(
+    (code) => {
+      if (code !== 0) process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`playline: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

@@ -9,7 +9,7 @@ export function serveCommand(): Command {
   addSettingOptions(command);
   command.action(async (opts: Record<string, unknown>) => {
     const server = await startServer(configFrom(opts));
-    closeOnSignals(server);
+    closeOnSignals(server, { graceMs: server.runtime.config.shutdownGraceMs, log: server.runtime.log });
   });
   return command;
 }

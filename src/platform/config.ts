@@ -22,6 +22,7 @@ export const ConfigSchema = Type.Object({
     Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
     'PLAYLINE_LOG_LEVEL', '--log-level', 'Log level: fatal, error, warn, info, debug, trace or silent',
   ),
+  shutdownGraceMs: setting(Type.Integer({ minimum: 10, maximum: 600000, default: 10000 }), 'PLAYLINE_SHUTDOWN_GRACE_MS', '--shutdown-grace-ms', 'Time a graceful shutdown (SIGTERM, SIGINT) may take; a shutdown still running then is cut short: the process logs it and exits with code 1'),
   // connections (DESIGN §10: slow clients)
   headersTimeoutMs: setting(Type.Integer({ minimum: 10, maximum: 600000, default: 10000 }), 'PLAYLINE_HEADERS_TIMEOUT_MS', '--headers-timeout-ms', 'Time a client has to send the request line and headers (408 and closed beyond); at most PLAYLINE_REQUEST_TIMEOUT_MS'),
   requestTimeoutMs: setting(Type.Integer({ minimum: 10, maximum: 3600000, default: 30000 }), 'PLAYLINE_REQUEST_TIMEOUT_MS', '--request-timeout-ms', 'Time a client has to send a whole request, body included (a body trickled slower is cut: 408 and closed); streamed uploads get PLAYLINE_STREAMED_BODY_MIN_RATE instead'),

@@ -21,6 +21,3 @@ export interface PlaybackErrorReport {
 export interface ErrorReportSink {
   submit(report: PlaybackErrorReport): void;
 }
-
-/** Used until the Error Reporting module replaces it: reports go nowhere. */
-export const discardErrorReports: ErrorReportSink = { submit: () => undefined };

@@ -1,24 +1,42 @@
-import type { FastifyServerOptions } from 'fastify';
+import { hostname } from 'node:os';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { FastifyRequest } from 'fastify';
+import type { Config } from './config.js';
+
+export type { Logger };
 
 /**
- * Pino options: request lines carry the path without its query string (msg, sig and playback
- * tokens stay out of logs), and credential-bearing fields are redacted wherever they appear.
+ * Credential-bearing fields, wherever a log call puts them: at the top of the logged object or
+ * one level down (`{ target: { password } }`), and the Authorization header of a request.
  */
-export const loggerOptions = (level: string): FastifyServerOptions['logger'] =>
-  level === 'silent'
-    ? false
-    : {
-        level,
-        redact: {
-          paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.password', '*.stream_id', '*.target_stream', '*.apiKey', '*.api_key'],
-          censor: '********',
-        },
-        serializers: {
-          req: (req: FastifyRequest) => ({
-            method: req.method,
-            url: req.url.split('?')[0],
-            remoteAddress: req.ip,
-          }),
-        },
-      };
+const SECRET_FIELDS = ['secret', 'password', 'stream_id', 'target_stream', 'apiKey', 'api_key', 'authorization'];
+export const REDACTED_PATHS = ['req.headers.authorization', 'headers.authorization', ...SECRET_FIELDS, ...SECRET_FIELDS.map((field) => `*.${field}`)];
+export const REDACTED = '********';
+
+export interface LoggerSettings {
+  level: Config['logLevel'];
+  /** Fields on every line (cluster mode: the instance id), besides pid and hostname. */
+  bindings?: Record<string, string>;
+  /** Where lines go; default stdout. Tests capture lines here. */
+  destination?: DestinationStream;
+}
+
+/**
+ * The process's one root logger: the runtime builds it from the config and hands it to Fastify
+ * (`loggerInstance`) and, as `log.child({ module })`, to every module, so every line gets the
+ * same level, base fields and redaction. Request lines carry the path without its query string
+ * (msg, sig and playback tokens stay out of logs).
+ */
+export function createLogger(settings: LoggerSettings): Logger {
+  const options: LoggerOptions = {
+    level: settings.level,
+    base: { pid: process.pid, hostname: hostname(), ...settings.bindings },
+    redact: { paths: REDACTED_PATHS, censor: REDACTED },
+    serializers: {
+      req: (req: FastifyRequest) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
+      err: pino.stdSerializers.err,
+    },
+  };
+  // pino's own stdout destination is flushed on process exit: a last line before process.exit is not lost.
+  return settings.destination ? pino(options, settings.destination) : pino(options);
+}

@@ -165,7 +165,7 @@ describe('dashboard in Chromium', { skip }, () => {
       await page.waitForSelector('#callback-current:not(:empty)', WAIT);
       await page.fill('#callback-url', failing.url);
       await page.click('#callback-save');
-      await page.waitForSelector('#callback-outcome:has-text("Nothing was saved")', WAIT);
+      await page.waitForSelector('#callback-outcome.problem:has-text("Nothing was saved")', WAIT);
       assert.match(String(await page.textContent('#callback-outcome')), /HTTP 500.*non_200/);
       await page.screenshot({ path: join(artifacts, 'dashboard-callback-refused.png') });
       const unchanged = await client.core.request<{ callback_url: string | null }>('GET', '/api/v4/error-reporting/settings');
@@ -174,7 +174,10 @@ describe('dashboard in Chromium', { skip }, () => {
 
       await page.fill('#callback-url', working.url);
       await page.click('#callback-save');
-      await page.waitForSelector('#callback-outcome:has-text("Saved:")', WAIT);
+      // The success class, not the text: has-text is case-insensitive, and the refusal shown until the
+      // answer arrives says "Not saved: ...", which contains "saved:" (under load the old wait passed early).
+      await page.waitForSelector('#callback-outcome.ok', WAIT);
+      assert.match(String(await page.textContent('#callback-outcome')), /^Saved: the test POST was answered 200/);
       const saved = await client.core.request<{ callback_url: string | null; enabled: boolean }>('GET', '/api/v4/error-reporting/settings');
       assert.deepEqual([saved.callback_url, saved.enabled], [working.url, true]);
 

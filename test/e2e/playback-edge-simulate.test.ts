@@ -46,10 +46,10 @@ describe('playline simulate against the real server', { timeout: 120_000 }, () =
       );
       const summary = JSON.parse(stdout) as Summary;
       assert.match(stderr, /^\[\d+\.\ds\] sessions \d+ \([\d.]+\/s\), in flight \d+, ok \d+, errors \d+: /m, 'a progress line on stderr');
-      // How many sessions fit in 3 s depends on the machine: only that some ran is asserted.
+      // How many sessions 3 s of real time hold depends on the machine: only that some ran, and all counted.
       assert.ok(summary.sessions > 0, `sessions: ${summary.sessions}`);
       assert.equal(summary.failed_requests, 0);
-      assert.ok(summary.totals.manifest > 0 && summary.totals.ad > 0 && Object.keys(summary.totals.errors).length > 5, JSON.stringify(summary.totals));
+      assert.ok(summary.totals.manifest > 0 && summary.totals.ad > 0 && Object.keys(summary.totals.errors).length > 0, JSON.stringify(summary.totals));
       assert.equal(summary.totals.new, summary.totals.manifest);
       assert.equal(summary.server.matches, true, JSON.stringify(summary, null, 2));
 

@@ -110,7 +110,7 @@ export const withAdminClient = async (fn: (client: pg.Client) => Promise<unknown
 };
 
 /** Polls `read` until `accept` holds (real I/O between processes); bounded, asserts no duration. */
-export async function pollUntil<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, deadlineMs = 20_000): Promise<T> {
+export async function pollUntil<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, deadlineMs = 30_000): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   let last: T | undefined;
   while (Date.now() < deadline) {

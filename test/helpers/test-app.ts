@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../../src/platform/config.js';
 import type { App } from '../../src/platform/http/types.js';
 import { sequentialIds, type IdGenerator } from '../../src/platform/ids.js';
 import { createRuntime, type Runtime, type RuntimeOverrides } from '../../src/runtime.js';
-import type { FastifyServerOptions } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { KeyKind } from '../../src/platform/auth/signing-key.js';
 import type { CreatedApiKey, Workspace } from '../../src/modules/workspaces/workspaces.service.js';
 import { openSqliteForTest, type TestStorage } from './engines.js';
@@ -38,8 +38,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Replaces side effects of modules (fake publishers, provisioners, resolvers...). */
   overrides?: Omit<RuntimeOverrides, 'clock' | 'ids' | 'storage'>;
-  /** App logger options (e.g. a stream capturing lines); default none. */
-  logger?: FastifyServerOptions['logger'];
+  /** Where the runtime's log lines go (give `env.PLAYLINE_LOG_LEVEL` too: the default level is silent). */
+  logDestination?: DestinationStream;
   /** Call runtime.start() (background work) before returning. Default true. */
   start?: boolean;
 }
@@ -59,9 +59,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...(storage.databaseUrl ? { PLAYLINE_DATABASE_URL: storage.databaseUrl } : {}),
     ...options.env,
   });
-  const runtime = await createRuntime(config, { ...options.overrides, clock, ids: options.ids ?? sequentialIds(), storage: storage.storage });
+  const runtime = await createRuntime(config, {
+    ...options.overrides,
+    clock,
+    ids: options.ids ?? sequentialIds(),
+    storage: storage.storage,
+    ...(options.logDestination ? { logDestination: options.logDestination } : {}),
+  });
   if (options.start ?? true) await runtime.start();
-  const app = await buildApp(runtime, { logger: options.logger ?? false });
+  const app = await buildApp(runtime);
   const clientFor = (owner: string, apiKey: string) =>
     new PlaylineClient({ transport: injectTransport(app), owner, apiKey, now: () => clock.now() });
   const workspace = await runtime.workspaces.createWorkspace('Test workspace');

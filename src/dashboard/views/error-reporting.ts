@@ -90,6 +90,8 @@ export function errorReportingView(ctx: ViewContext): View {
       return;
     }
     testButton.disabled = saveButton.disabled = true;
+    // The previous outcome goes while a new test runs: it no longer describes what is on screen.
+    outcome.hidden = true;
     const label = button.textContent ?? '';
     setText(button, 'Testing…');
     try {

@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { pino } from 'pino';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import { ConfigError, type Config, type DeploymentMode } from '../../platform/config.js';
@@ -23,7 +22,8 @@ export interface AssetsDeps {
   ids: IdGenerator;
   storage: Storage;
   metrics: Metrics;
-  log?: RunnerLog & { info(obj: object, msg: string): void };
+  /** The module's logger (a child of the runtime's root). */
+  log: RunnerLog & { info(obj: object, msg: string): void };
   /** Replaces the ffmpeg packager (tests of the job lifecycle). */
   packager?: AssetPackager;
   /** Replaces the look for ffmpeg and ffprobe (tests). */
@@ -47,7 +47,7 @@ const STALE_UPLOAD_MS = 60 * 60 * 1000;
 export function createAssets(deps: AssetsDeps): Assets {
   const { config, clock, ids, storage } = deps;
   const embedded = deps.mode === 'embedded';
-  const log = deps.log ?? pino({ name: 'assets', level: config.logLevel });
+  const { log } = deps;
   const library = new MediaLibrary(mediaRootOf(config));
   const repository = new AssetRepository(storage.db);
   let tools: MediaTools | undefined;

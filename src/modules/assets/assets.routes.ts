@@ -88,7 +88,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   // JSON body sent here by mistake keeps the 1 MiB default instead of being buffered up to 4 GiB.
   api.post(UPLOAD_ROUTE, {
     // Gigabytes take longer than the request deadline: a minimum rate applies instead.
-    config: { streamedBody: true },
+    config: { auth: 'api', streamedBody: true },
     // A bad title is refused before the body is read, not after gigabytes arrived.
     onRequest: async (request) => {
       const query = request.query as Record<string, unknown>;
@@ -122,6 +122,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   });
 
   api.get('/assets', {
+    config: { auth: 'api' },
     schema: {
       tags, summary: 'List assets, newest first (next page in the Link header)', querystring: AssetListQuery,
       response: { 200: AssetCollection, ...problemResponses(400, 401, 503) },
@@ -133,10 +134,12 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   });
 
   api.get('/assets/:id', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'One asset: its state, packaging progress, renditions', params: AssetParams, response: { 200: AssetSchema, ...problemResponses(401, 404, 503) } },
   }, async (request) => assetView(await service.get(authOf(request).owner, request.params.id)));
 
   api.patch('/assets/:id', {
+    config: { auth: 'api' },
     // AJV would silently drop keys the schema does not know: name them instead (`state` cannot be set).
     preValidation: async (request) => {
       const body = request.body;
@@ -152,6 +155,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   }, async (request) => assetView(await service.update(authOf(request).owner, request.params.id, request.body.title)));
 
   api.delete('/assets/:id', {
+    config: { auth: 'api' },
     schema: {
       tags, summary: 'Delete an asset and its media (a packaging run of it stops)', params: AssetParams,
       response: { 200: AssetDeletedSchema, ...problemResponses(401, 404, 503) },
@@ -162,6 +166,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   });
 
   api.get('/assets/:id/poster.jpg', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'The poster image of a ready asset', params: AssetParams, response: { 200: PosterResponse, ...problemResponses(401, 404, 503) } },
   }, async (request, reply) => {
     const path = await service.posterPath(authOf(request).owner, request.params.id);

@@ -202,14 +202,20 @@ test('two workspaces on one URL share its throttle but keep their own counters a
     dispatcher.submit(report('ws1', 400 + i));
     dispatcher.submit(report('ws2'));
   }
-  await settle();
-  transport.answerAll('delivered');
-  await settle();
-  transport.answerAll('delivered');
-  await settle();
+  // Answered one at a time, in the order sent: the attempts are recorded in that order.
+  const sentForWs1: string[] = [];
+  for (let round = 0; round < 10 && (transport.held.length > 0 || round === 0); round += 1) {
+    await settle();
+    for (const held of [...transport.held]) {
+      if ((JSON.parse(held.request.body) as ErrorReport).owner === 'ws1') sentForWs1.push(held.request.headers['webhook-id'] ?? '');
+      held.answer('delivered');
+      await settle();
+    }
+  }
   const ws1 = dispatcher.deliveries('ws1');
   assert.equal(ws1.counters.delivered, 5);
-  assert.equal(ws1.recent.length, 3, 'the ring keeps the newest attempts only');
+  assert.equal(sentForWs1.length, 5);
+  assert.deepEqual(ws1.recent.map((a) => a.webhookId), sentForWs1.slice(-3).reverse(), 'the ring keeps the newest attempts only, newest first');
   assert.equal(dispatcher.deliveries('ws2').counters.delivered, 5);
   assert.equal(dispatcher.stats().endpoints, 1);
 });
@@ -235,4 +241,33 @@ test('a receiver that never answers: 1,000,000 reports keep every queue within i
   assert.ok(dropped.overloaded > 0, 'the process-wide bound was reached');
   dispatcher.close();
   assert.equal(dispatcher.stats().queued, 0);
+});
+
+test('a failure after an answer (an attempt hook that throws) is reported, never an unhandled rejection, and sending goes on', async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const errors: Array<[string, unknown]> = [];
+    const { transport, dispatcher } = setup({
+      maxInFlight: 1,
+      onAttempt: () => {
+        throw new Error('metrics hook broke');
+      },
+      onError: (message, error) => void errors.push([message, error]),
+    });
+    dispatcher.submit(report('ws1', 401));
+    dispatcher.submit(report('ws1', 402));
+    await settle();
+    assert.equal(transport.held.length, 1, 'one in flight at a time');
+    transport.answerAll('delivered');
+    await settle();
+    await settle();
+    assert.deepEqual(errors.map(([message, error]) => [message, (error as Error).message]), [['error-reporting: settling a callback attempt failed', 'metrics hook broke']]);
+    assert.deepEqual(unhandled, []);
+    assert.equal(transport.held.length, 1, 'the next report was still sent');
+    assert.equal(JSON.parse(transport.held[0]?.request.body ?? '{}').code, 402);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
 });

@@ -9,6 +9,7 @@ import { FakeTransport, settle } from './testing/fake-transport.js';
 import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
 import { callbackLinkOf } from './callback-link.js';
 import { ChangeFeed } from '../../platform/cluster/change-feed.js';
+import { eventually } from '../../../test/helpers/eventually.js';
 
 const redis = await testRedis();
 after(() => redis.cleanup());
@@ -16,14 +17,6 @@ after(() => redis.cleanup());
 const hook = 'https://hooks.example.com/shared';
 const signer = new WebhookSigner([generateSigningSecret()]);
 const report: ErrorReportInput = { owner: 'ws1', url: 'https://edge/x.m3u8', ip: '203.0.113.5', code: 404, ua: 'ua', msg: 'm', timestamp: 1 };
-
-/** Waits for pub/sub delivery (I/O); bounded, asserts no duration. */
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 5))) {
-    if (condition()) return;
-  }
-  throw new Error(`never reached: ${what}`);
-}
 
 describe('callback delivery state across instances', { skip: redis.skip }, () => {
   test('an endpoint paused by one instance is paused on the others at once', async () => {

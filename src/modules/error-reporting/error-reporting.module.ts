@@ -4,6 +4,7 @@ import type { Config } from '../../platform/config.js';
 import { ConfigError } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
+import type { Logger } from '../../platform/logger.js';
 import { AllowListError, parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import type { CallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
@@ -26,6 +27,8 @@ export interface ErrorReportingDeps {
   storage: { db: Db };
   box: SecretBox;
   metrics: { registry: Registry };
+  /** The module's logger (a child of the runtime's root). */
+  log: Pick<Logger, 'warn' | 'error'>;
 }
 
 /** Cluster mode's link between instances (callback-link.ts): changes travel at once. */
@@ -93,6 +96,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     queueCapacity: config.callbackQueueSize,
     maxInFlight: config.callbackConcurrency,
     onAttempt: (_owner, attempt) => observe(attempt),
+    onError: (message, err) => deps.log.error({ err }, message),
     ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster) } : {}),
   });
   observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher).observe;
@@ -102,9 +106,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     clock,
     dispatcher,
     ...(overrides.pollMs !== undefined ? { pollMs: overrides.pollMs } : {}),
-    onError:
-      overrides.onError ??
-      ((error: unknown) => process.emitWarning(`Error Reporting settings check failed (callbacks keep their last known settings): ${String(error)}`)),
+    onError: overrides.onError ?? ((err: unknown) => deps.log.warn({ err }, 'Error Reporting settings check failed (callbacks keep their last known settings)')),
   });
   const link = overrides.cluster;
   const routes = link

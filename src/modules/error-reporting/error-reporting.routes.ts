@@ -18,10 +18,12 @@ export async function errorReportingRoutes(app: App, deps: ErrorReportingRouteDe
   const service = deps.errorReporting;
 
   app.get('/error-reporting/settings', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'Your callback settings and signing secret', response: { 200: SettingsSchema, ...problemResponses(401) } },
   }, async (request) => settingsView(await service.getSettings(authOf(request).owner)));
 
   app.put('/error-reporting/settings', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Save the callback URL; it is saved only if a signed test POST to it is answered 200 within 5 s',
@@ -34,10 +36,12 @@ export async function errorReportingRoutes(app: App, deps: ErrorReportingRouteDe
   });
 
   app.delete('/error-reporting/settings', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'Remove the callback URL (the signing secret is kept)', response: { 200: SettingsSchema, ...problemResponses(401) } },
   }, async (request) => settingsView(await service.clearSettings(authOf(request).owner)));
 
   app.post('/error-reporting/settings/rotate-secret', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Replace the signing secret; the old one keeps signing (a second signature) for 24 hours',
@@ -46,6 +50,7 @@ export async function errorReportingRoutes(app: App, deps: ErrorReportingRouteDe
   }, async (request) => settingsView(await service.rotateSecret(authOf(request).owner)));
 
   app.post('/error-reporting/test', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'POST a signed sample report to a URL (or the saved one) and show what happened; saves nothing',
@@ -55,6 +60,7 @@ export async function errorReportingRoutes(app: App, deps: ErrorReportingRouteDe
   }, async (request) => testResultView(await service.testCallback(authOf(request).owner, request.body?.callback_url)));
 
   app.get('/error-reporting/deliveries', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Recent delivery attempts and counters (delivered, failed, dropped by reason, paused until)',

@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { pino } from 'pino';
 import type { Clock } from '../../platform/clock.js';
 import { listSetting, type Config, type DeploymentMode } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
@@ -7,6 +6,7 @@ import type { IdGenerator } from '../../platform/ids.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
+import { SlicerTaskQueue } from './task-queue.repository.js';
 import { SimulatedSlicerProvisioner, type SlicerProvisioner } from './provisioner.js';
 import { SlicerTaskRunner, type RunnerLog } from './task-runner.js';
 
@@ -18,7 +18,8 @@ export interface ManagedSlicersDeps {
   mode: DeploymentMode;
   /** Default: the simulated provisioner (PLAYLINE_SLICER_PROVISION_MS, PLAYLINE_SLICER_FAILURE_RATE). */
   provisioner?: SlicerProvisioner;
-  log?: RunnerLog;
+  /** The module's logger (a child of the runtime's root). */
+  log: RunnerLog;
 }
 
 export interface ManagedSlicers {
@@ -31,20 +32,20 @@ export interface ManagedSlicers {
 /** The lease owner name of this process: unique, and readable in the database. */
 const leaseOwner = (ids: IdGenerator): string => `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`;
 
-/** Wires the managed-slicers module: repository, service, provisioner and task runner. */
+/** Wires the managed-slicers module: repositories (slicers, task queue), service, provisioner and task runner. */
 export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const { storage, clock, ids, config } = deps;
   const repository = new SlicerRepository(storage.db, storage.engine);
   const provisioner =
     deps.provisioner ??
     new SimulatedSlicerProvisioner({ clock, durationMs: config.slicerProvisionMs, failureRate: config.slicerFailureRate });
-  const log = deps.log ?? pino({ name: 'managed-slicers', level: config.logLevel });
+  const { log } = deps;
   // Embedded mode: one process per database, so on start it takes back every interrupted
   // task at once, and only its own enqueues create work (no idle polling). Cluster mode: tasks
   // of a dead instance are taken over when their lease expires; idle runners poll.
   const embedded = deps.mode === 'embedded';
   const runner = new SlicerTaskRunner({
-    store: repository,
+    store: new SlicerTaskQueue(storage.db, storage.engine),
     provisioner,
     clock,
     log,

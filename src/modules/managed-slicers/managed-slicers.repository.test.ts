@@ -3,14 +3,21 @@ import assert from 'node:assert/strict';
 import { testEngines, type TestStorage } from '../../../test/helpers/engines.js';
 import type { SlicerConfig, TaskOperation } from './managed-slicers.schema.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
-import { InMemorySlicerStore } from './memory-slicer-store.js';
+import { SlicerTaskQueue } from './task-queue.repository.js';
+import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
 import type { SlicerStore, SlicerTaskStore } from './slicer-store.js';
 
 /**
  * One contract, every implementation: the in-memory fake used by the unit tests must behave
- * like the Kysely repository on SQLite and PostgreSQL.
+ * like the Kysely repositories (the service's SlicerRepository, the runner's SlicerTaskQueue)
+ * on SQLite and PostgreSQL.
  */
-type Store = SlicerStore & SlicerTaskStore;
+interface Opened {
+  store: SlicerStore;
+  queue: SlicerTaskStore;
+  workspaces: (ids: string[]) => Promise<void>;
+  close(): Promise<void>;
+}
 
 const config: SlicerConfig = { name: 'Main', description: 'Studio A', region: 'eu-central-1', ingest_protocol: 'srt', output_profile: 'hd-720p' };
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
@@ -18,14 +25,16 @@ let n = 0;
 const uuid = () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`;
 const hex = () => (++n).toString(16).padStart(32, '0');
 
-function contract(open: () => Promise<{ store: Store; workspaces: (ids: string[]) => Promise<void>; close(): Promise<void> }>) {
-  let store: Store;
+function contract(open: () => Promise<Opened>) {
+  let store: SlicerStore;
+  let queue: SlicerTaskStore;
   let close: () => Promise<void>;
   const W = 'ws-a';
   const OTHER = 'ws-b';
   before(async () => {
     const opened = await open();
     store = opened.store;
+    queue = opened.queue;
     close = () => opened.close();
     await opened.workspaces([W, OTHER]);
   });
@@ -37,9 +46,9 @@ function contract(open: () => Promise<{ store: Store; workspaces: (ids: string[]
     store.enqueueTask({ workspaceId, slicerId, task: { id: uuid(), operation, createdAt: T0 + 1 }, ...(configPatch ? { configPatch } : {}) });
   const drain = async (owner: string, now: number) => {
     for (;;) {
-      const t = await store.claimNextTask({ owner, now, leaseMs: 1000 });
+      const t = await queue.claimNextTask({ owner, now, leaseMs: 1000 });
       if (!t) return;
-      await store.finishTask({ taskId: t.id, fence: { owner, attempt: t.attempts }, state: 'COMPLETED', failureReason: null, ingestUrl: undefined, now });
+      await queue.finishTask({ taskId: t.id, fence: { owner, attempt: t.attempts }, state: 'COMPLETED', failureReason: null, ingestUrl: undefined, now });
     }
   };
 
@@ -78,62 +87,62 @@ function contract(open: () => Promise<{ store: Store; workspaces: (ids: string[]
     const one = await newSlicer();
     const two = await newSlicer();
     const update = await enqueue(one.slicer.id, 'UPDATE', { name: 'One' });
-    const first = await store.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 });
-    const second = await store.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 });
+    const first = await queue.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 });
+    const second = await queue.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 });
     assert.deepEqual([first?.id, second?.id], [one.task.id, two.task.id]);
     assert.equal(first?.state, 'IN_PROGRESS');
     assert.equal(first?.attempts, 1);
     assert.equal(first?.resumed, false);
-    assert.equal(await store.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 }), undefined, 'UPDATE waits for CREATE');
+    assert.equal(await queue.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 }), undefined, 'UPDATE waits for CREATE');
     assert.ok(first);
     assert.equal(
-      await store.finishTask({ taskId: first.id, fence: { owner: 'x', attempt: 1 }, state: 'COMPLETED', failureReason: null, ingestUrl: 'srt://a', now: T0 + 5 }),
+      await queue.finishTask({ taskId: first.id, fence: { owner: 'x', attempt: 1 }, state: 'COMPLETED', failureReason: null, ingestUrl: 'srt://a', now: T0 + 5 }),
       true,
     );
     const found = await store.findSlicer(W, one.slicer.id);
     assert.equal(found?.slicer.state, 'updating', 'the UPDATE is now at the head');
     assert.equal(found?.slicer.ingestUrl, 'srt://a');
-    const third = await store.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 });
+    const third = await queue.claimNextTask({ owner: 'x', now: T0, leaseMs: 1000 });
     assert.equal(update.kind === 'enqueued' && third?.id, update.kind === 'enqueued' && update.task.id);
     assert.equal(
-      await store.finishTask({ taskId: first.id, fence: { owner: 'x', attempt: 1 }, state: 'FAILED', failureReason: 'x', ingestUrl: undefined, now: T0 }),
+      await queue.finishTask({ taskId: first.id, fence: { owner: 'x', attempt: 1 }, state: 'FAILED', failureReason: 'x', ingestUrl: undefined, now: T0 }),
       false,
       'a finished task cannot change again',
     );
     assert.ok(third && second);
-    await store.finishTask({ taskId: third.id, fence: { owner: 'x', attempt: 1 }, state: 'FAILED', failureReason: 'boom', ingestUrl: undefined, now: T0 + 6 });
+    await queue.finishTask({ taskId: third.id, fence: { owner: 'x', attempt: 1 }, state: 'FAILED', failureReason: 'boom', ingestUrl: undefined, now: T0 + 6 });
     const failed = await store.findTask(W, third.id);
     assert.equal(failed?.state, 'FAILED');
     assert.equal(failed?.failureReason, 'boom');
     assert.equal(failed?.finishedAt, T0 + 6);
     assert.equal((await store.findSlicer(W, one.slicer.id))?.slicer.state, 'failed');
-    await store.finishTask({ taskId: second.id, fence: { owner: 'x', attempt: 1 }, state: 'COMPLETED', failureReason: null, ingestUrl: null, now: T0 });
+    await queue.finishTask({ taskId: second.id, fence: { owner: 'x', attempt: 1 }, state: 'COMPLETED', failureReason: null, ingestUrl: null, now: T0 });
   });
 
   test('leases: respected while valid, taken over after expiry, fenced, released on restart', async () => {
     await drain('cleaner', T0);
     const { task } = await newSlicer();
-    const a = await store.claimNextTask({ owner: 'node-a', now: T0, leaseMs: 1000 });
+    const a = await queue.claimNextTask({ owner: 'node-a', now: T0, leaseMs: 1000 });
     assert.equal(a?.id, task.id);
-    assert.equal(await store.claimNextTask({ owner: 'node-b', now: T0 + 999, leaseMs: 1000 }), undefined);
-    assert.equal(await store.renewLease(task.id, { owner: 'node-a', attempt: 1 }, T0 + 2000), true);
-    assert.equal(await store.claimNextTask({ owner: 'node-b', now: T0 + 1500, leaseMs: 1000 }), undefined);
-    const b = await store.claimNextTask({ owner: 'node-b', now: T0 + 2000, leaseMs: 1000 });
+    assert.equal(await queue.claimNextTask({ owner: 'node-b', now: T0 + 999, leaseMs: 1000 }), undefined);
+    assert.equal(await queue.renewLease(task.id, { owner: 'node-a', attempt: 1 }, T0 + 2000), true);
+    assert.equal(await queue.claimNextTask({ owner: 'node-b', now: T0 + 1500, leaseMs: 1000 }), undefined);
+    const b = await queue.claimNextTask({ owner: 'node-b', now: T0 + 2000, leaseMs: 1000 });
     assert.equal(b?.id, task.id);
     assert.equal(b?.resumed, true);
     assert.equal(b?.attempts, 2);
-    assert.equal(await store.renewLease(task.id, { owner: 'node-a', attempt: 1 }, T0 + 9000), false, 'the old holder is fenced off');
+    assert.equal(await queue.renewLease(task.id, { owner: 'node-a', attempt: 1 }, T0 + 9000), false, 'the old holder is fenced off');
     const stale = { taskId: task.id, fence: { owner: 'node-a', attempt: 1 }, state: 'COMPLETED' as const, failureReason: null, ingestUrl: undefined, now: T0 };
-    assert.equal(await store.finishTask(stale), false);
-    assert.equal(await store.releaseLeases(T0 + 2100, 'node-a'), 0, 'node-a holds nothing any more');
-    assert.equal(await store.releaseLeases(T0 + 2100, 'node-b'), 1);
-    const again = await store.claimNextTask({ owner: 'node-b', now: T0 + 2100, leaseMs: 1000 });
+    assert.equal(await queue.finishTask(stale), false);
+    assert.equal(await queue.releaseLeases(T0 + 2100, 'node-a'), 0, 'node-a holds nothing any more');
+    assert.equal(await queue.releaseLeases(T0 + 2100, 'node-b'), 1);
+    const again = await queue.claimNextTask({ owner: 'node-b', now: T0 + 2100, leaseMs: 1000 });
     assert.equal(again?.attempts, 3);
     assert.ok(again);
-    assert.equal(await store.releaseLease(task.id, { owner: 'node-b', attempt: 3 }, T0 + 2200), true);
-    const last = await store.claimNextTask({ owner: 'node-c', now: T0 + 2200, leaseMs: 1000 });
+    assert.equal(await queue.releaseLease(task.id, { owner: 'node-b', attempt: 3 }, T0 + 2200), true);
+    const last = await queue.claimNextTask({ owner: 'node-c', now: T0 + 2200, leaseMs: 1000 });
     assert.equal(last?.attempts, 4);
-    await store.finishTask({ taskId: task.id, fence: { owner: 'node-c', attempt: 4 }, state: 'COMPLETED', failureReason: null, ingestUrl: null, now: T0 + 2300 });
+    await queue.finishTask({ taskId: task.id, fence: { owner: 'node-c', attempt: 4 }, state: 'COMPLETED', failureReason: null, ingestUrl: null, now: T0 + 2300 });
     assert.equal((await store.findTask(W, task.id))?.state, 'COMPLETED');
   });
 
@@ -141,14 +150,14 @@ function contract(open: () => Promise<{ store: Store; workspaces: (ids: string[]
     await drain('cleaner', T0);
     const created = await Promise.all([1, 2, 3, 4].map((i) => newSlicer(W, T0, `race ${i}`)));
     const claims = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => store.claimNextTask({ owner: `node-${i}`, now: T0, leaseMs: 1000 })),
+      Array.from({ length: 8 }, (_, i) => queue.claimNextTask({ owner: `node-${i}`, now: T0, leaseMs: 1000 })),
     );
     const ids = claims.flatMap((c) => (c ? [c.id] : []));
     assert.equal(new Set(ids).size, ids.length, 'no task handed out twice');
     assert.deepEqual([...ids].sort(), created.map((c) => c.task.id).sort());
     await Promise.all(
       claims.flatMap((c) =>
-        c ? [store.finishTask({ taskId: c.id, fence: { owner: c.leaseOwner ?? '', attempt: 1 }, state: 'COMPLETED', failureReason: null, ingestUrl: null, now: T0 })] : [],
+        c ? [queue.finishTask({ taskId: c.id, fence: { owner: c.leaseOwner ?? '', attempt: 1 }, state: 'COMPLETED', failureReason: null, ingestUrl: null, now: T0 })] : [],
       ),
     );
   });
@@ -202,7 +211,10 @@ function contract(open: () => Promise<{ store: Store; workspaces: (ids: string[]
 }
 
 describe('slicer store contract on the in-memory fake', () => {
-  contract(async () => ({ store: new InMemorySlicerStore(), workspaces: async () => undefined, close: async () => undefined }));
+  contract(async () => {
+    const both = new InMemorySlicerStore();
+    return { store: both, queue: both, workspaces: async () => undefined, close: async () => undefined };
+  });
 });
 
 for (const engine of await testEngines()) {
@@ -211,6 +223,7 @@ for (const engine of await testEngines()) {
       const s: TestStorage = await engine.open();
       return {
         store: new SlicerRepository(s.storage.db, s.storage.engine),
+        queue: new SlicerTaskQueue(s.storage.db, s.storage.engine),
         workspaces: async (ids) => {
           for (const id of ids) await s.storage.db.insertInto('workspaces').values({ id, name: id, created_at: T0 }).execute();
         },

@@ -1,43 +1,38 @@
-import type { ExpressionBuilder, Selectable, Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Db, Engine } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
 import type { SlicerConfig, SlicerState, TaskOperation, TaskState } from './managed-slicers.schema.js';
 import type { ManagedSlicerTable, ManagedSlicerTaskTable } from './managed-slicers.tables.js';
 import type {
-  ClaimedTask,
-  ClaimInput,
   EnqueueInput,
   EnqueueOutcome,
-  FinishInput,
-  LeaseFence,
   NewSlicer,
   NewTask,
   Page,
   SlicerCursor,
   SlicerRecord,
   SlicerStore,
-  SlicerTaskStore,
   SlicerWithTask,
   TaskFilter,
   TaskRecord,
 } from './slicer-store.js';
-import { assertTaskTransition, deriveSlicerState } from './task-state.js';
+import { deriveSlicerState } from './task-state.js';
 
 type SlicerDb = Db;
-type Trx = Transaction<Database>;
+export type Trx = Transaction<Database>;
 type SlicerRow = Selectable<ManagedSlicerTable>;
 type TaskRow = Selectable<ManagedSlicerTaskTable>;
 
-const OPEN: TaskState[] = ['PENDING', 'IN_PROGRESS'];
+export const OPEN: TaskState[] = ['PENDING', 'IN_PROGRESS'];
 const FINISHED: TaskState[] = ['COMPLETED', 'FAILED'];
-const CLAIM_CANDIDATES = 8;
 
 /**
- * Slicers and their task queue in SQLite or PostgreSQL. Every change that affects a slicer's
- * state runs in one transaction holding the slicer row (FOR UPDATE on PostgreSQL; SQLite
- * transactions are serialised), so enqueues and task endings never race on the derived state.
+ * Slicers and their tasks in SQLite or PostgreSQL, as the service sees them (the runner's side,
+ * the lease queue, is `SlicerTaskQueue` in task-queue.repository.ts). Every change that affects a
+ * slicer's state runs in one transaction holding the slicer row (`lockSlicer`), so enqueues here
+ * and task endings there never race on the derived state.
  */
-export class SlicerRepository implements SlicerStore, SlicerTaskStore {
+export class SlicerRepository implements SlicerStore {
   constructor(
     private readonly db: SlicerDb,
     private readonly engine: Engine,
@@ -66,7 +61,7 @@ export class SlicerRepository implements SlicerStore, SlicerTaskStore {
 
   enqueueTask(input: EnqueueInput): Promise<EnqueueOutcome> {
     return this.db.transaction().execute(async (trx): Promise<EnqueueOutcome> => {
-      const row = await this.lockSlicer(trx, input.slicerId);
+      const row = await lockSlicer(trx, this.engine, input.slicerId);
       if (!row || row.workspace_id !== input.workspaceId || row.state === 'deleted') return { kind: 'not_found' };
       const deleting = await trx
         .selectFrom('managed_slicer_tasks')
@@ -141,103 +136,6 @@ export class SlicerRepository implements SlicerStore, SlicerTaskStore {
     return { items: rows.map(toTask), total: Number(count.n) };
   }
 
-  async releaseLeases(now: number, owner?: string): Promise<number> {
-    let query = this.db
-      .updateTable('managed_slicer_tasks')
-      .set({ lease_expires_at: now, updated_at: now })
-      .where('state', '=', 'IN_PROGRESS');
-    if (owner !== undefined) query = query.where('lease_owner', '=', owner);
-    const result = await query.executeTakeFirst();
-    return Number(result.numUpdatedRows);
-  }
-
-  async claimNextTask({ owner, now, leaseMs }: ClaimInput): Promise<ClaimedTask | undefined> {
-    const candidates = await this.db
-      .selectFrom('managed_slicer_tasks')
-      .select('id')
-      .where((eb) => claimable(eb, now))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('managed_slicer_tasks as p')
-              .select('p.seq')
-              .whereRef('p.slicer_id', '=', 'managed_slicer_tasks.slicer_id')
-              .whereRef('p.seq', '<', 'managed_slicer_tasks.seq')
-              .where('p.state', 'in', OPEN),
-          ),
-        ),
-      )
-      .orderBy('seq')
-      .limit(CLAIM_CANDIDATES)
-      .execute();
-    for (const { id } of candidates) {
-      // Conditional on still being claimable: of two instances racing for one task, one wins.
-      const claimed = await this.db
-        .updateTable('managed_slicer_tasks')
-        .set((eb) => ({
-          state: 'IN_PROGRESS',
-          lease_owner: owner,
-          lease_expires_at: now + leaseMs,
-          attempts: eb('attempts', '+', 1),
-          started_at: eb.fn.coalesce('started_at', eb.val(now)),
-          updated_at: now,
-        }))
-        .where('id', '=', id)
-        .where((eb) => claimable(eb, now))
-        .returningAll()
-        .executeTakeFirst();
-      // A task claimed before was necessarily IN_PROGRESS: only those are claimed again.
-      if (claimed) return { ...toTask(claimed), resumed: claimed.attempts > 1 };
-    }
-    return undefined;
-  }
-
-  async renewLease(taskId: string, fence: LeaseFence, leaseExpiresAt: number): Promise<boolean> {
-    const result = await this.fenced(this.db, taskId, fence).set({ lease_expires_at: leaseExpiresAt }).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
-  async releaseLease(taskId: string, fence: LeaseFence, now: number): Promise<boolean> {
-    const result = await this.fenced(this.db, taskId, fence).set({ lease_expires_at: now, updated_at: now }).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
-  async finishTask(input: FinishInput): Promise<boolean> {
-    assertTaskTransition('IN_PROGRESS', input.state);
-    return this.db.transaction().execute(async (trx) => {
-      const owner = await trx.selectFrom('managed_slicer_tasks').select('slicer_id').where('id', '=', input.taskId).executeTakeFirst();
-      if (!owner) return false;
-      await this.lockSlicer(trx, owner.slicer_id);
-      const result = await this.fenced(trx, input.taskId, input.fence)
-        .set({
-          state: input.state,
-          failure_reason: input.failureReason,
-          finished_at: input.now,
-          updated_at: input.now,
-          lease_owner: null,
-          lease_expires_at: null,
-        })
-        .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
-      await refreshState(trx, owner.slicer_id, input.now, input.ingestUrl);
-      return true;
-    });
-  }
-
-  private fenced(db: SlicerDb | Trx, taskId: string, fence: LeaseFence) {
-    return db
-      .updateTable('managed_slicer_tasks')
-      .where('id', '=', taskId)
-      .where('state', '=', 'IN_PROGRESS')
-      .where('lease_owner', '=', fence.owner)
-      .where('attempts', '=', fence.attempt);
-  }
-
-  private lockSlicer(trx: Trx, slicerId: string): Promise<SlicerRow | undefined> {
-    const query = trx.selectFrom('managed_slicers').selectAll().where('id', '=', slicerId);
-    return (this.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-  }
-
   private async withLatestTasks(rows: SlicerRow[]): Promise<SlicerWithTask[]> {
     if (rows.length === 0) return [];
     const tasks = await this.db
@@ -254,12 +152,10 @@ export class SlicerRepository implements SlicerStore, SlicerTaskStore {
   }
 }
 
-/** PENDING, or IN_PROGRESS under an expired (or missing) lease. */
-function claimable(eb: ExpressionBuilder<Database, 'managed_slicer_tasks'>, now: number) {
-  return eb.or([
-    eb('state', '=', 'PENDING'),
-    eb.and([eb('state', '=', 'IN_PROGRESS'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
-  ]);
+/** The slicer row, locked for the transaction (FOR UPDATE on PostgreSQL; SQLite transactions are serialised). */
+export function lockSlicer(trx: Trx, engine: Engine, slicerId: string): Promise<SlicerRow | undefined> {
+  const query = trx.selectFrom('managed_slicers').selectAll().where('id', '=', slicerId);
+  return (engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
 }
 
 async function insertTask(
@@ -293,7 +189,7 @@ async function insertTask(
 }
 
 /** Rewrites the slicer's derived state (and ingest URL when given) from its tasks. */
-async function refreshState(
+export async function refreshState(
   trx: Trx,
   slicerId: string,
   now: number,
@@ -347,7 +243,7 @@ function toSlicer(row: SlicerRow): SlicerRecord {
 
 const numberOrNull = (value: number | null) => (value === null ? null : Number(value));
 
-function toTask(row: TaskRow): TaskRecord {
+export function toTask(row: TaskRow): TaskRecord {
   return {
     id: row.id,
     seq: Number(row.seq),

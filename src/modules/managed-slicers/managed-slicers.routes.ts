@@ -61,6 +61,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   const slicers = deps.managedSlicers;
 
   api.post('/managed-slicer/slicers', {
+    config: { auth: 'api' },
     preValidation: rejectUnknownFields(knownFields),
     schema: {
       tags, summary: 'Create a managed slicer (carried out by a CREATE task)', body: SlicerCreateBody,
@@ -73,6 +74,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   });
 
   api.get('/managed-slicer/slicers', {
+    config: { auth: 'api' },
     schema: {
       tags, summary: 'List managed slicers, newest first (next page in the Link header)', querystring: SlicerListQuery,
       response: { 200: ManagedSlicerCollection, ...problemResponses(400, 401) },
@@ -84,6 +86,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   });
 
   api.get('/managed-slicer/slicers/tasks', {
+    config: { auth: 'api' },
     schema: {
       tags, summary: 'List slicer tasks, newest first: every task without parameters; optionally filtered, or paged with limit (next page in the Link header)',
       querystring: TaskListQuery, response: { 200: ManagedSlicerTaskCollection, ...problemResponses(400, 401) },
@@ -96,10 +99,12 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   });
 
   api.get('/managed-slicer/slicers/tasks/:id', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'One slicer task', params: TaskParams, response: { 200: ManagedSlicerTaskSchema, ...problemResponses(401, 404) } },
   }, async (request) => taskView(await slicers.getTask(authOf(request).owner, request.params.id)));
 
   api.get('/managed-slicer/slicers/restart/:id', {
+    config: { auth: 'api' },
     schema: {
       tags, summary: 'Restart a managed slicer (carried out by a RESTART task)', params: SlicerParams,
       description:
@@ -113,10 +118,12 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   });
 
   api.get('/managed-slicer/slicers/:id', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'One managed slicer with its latest task', params: SlicerParams, response: { 200: ManagedSlicerSchema, ...problemResponses(401, 404) } },
   }, async (request) => slicerView(await slicers.get(authOf(request).owner, request.params.id)));
 
   api.patch('/managed-slicer/slicers/:id', {
+    config: { auth: 'api' },
     preValidation: rejectUnknownFields(knownFields),
     schema: {
       tags, summary: 'Change a managed slicer (carried out by an UPDATE task)', params: SlicerParams, body: SlicerUpdateBody,
@@ -128,6 +135,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   });
 
   api.delete('/managed-slicer/slicers/:id', {
+    config: { auth: 'api' },
     schema: {
       tags, summary: 'Delete a managed slicer (carried out by a DELETE task)', params: SlicerParams,
       response: { 202: ManagedSlicerSchema, ...problemResponses(401, 404, 409) },

@@ -2,7 +2,7 @@ import { FakeClock } from '../../platform/clock.js';
 import { sequentialIds } from '../../platform/ids.js';
 import type { SlicerCreateBody } from './managed-slicers.schema.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
-import { InMemorySlicerStore } from './memory-slicer-store.js';
+import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
 import { SlicerTaskRunner, type RunnerLog, type TaskRunnerOptions } from './task-runner.js';
 

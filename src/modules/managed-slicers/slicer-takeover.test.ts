@@ -6,21 +6,13 @@ import { openStorage, type Storage } from '../../platform/db/database.js';
 import { randomIds } from '../../platform/ids.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
+import { SlicerTaskQueue } from './task-queue.repository.js';
 import { ManualProvisioner, regions, silentLog, slicerBody } from './slicer-fixtures.test-support.js';
 import { SlicerTaskRunner } from './task-runner.js';
+import { eventually } from '../../../test/helpers/eventually.js';
 
 const W = 'ws-cluster';
 const LEASE_MS = 30_000;
-
-/** Waits for database round trips (no time passes on the fake clocks); bounded, asserts no duration. */
-async function eventually(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  throw new Error(`never reached: ${what}`);
-}
 
 // Two instances = two connection pools on one PostgreSQL schema, each with its own clock.
 const engine = (await testEngines()).find((e) => e.engine === 'postgres');
@@ -41,7 +33,7 @@ describe('managed slicer tasks across two instances on PostgreSQL', { skip: engi
   const instance = (name: string, storage: Storage, clock: FakeClock) => {
     const repository = new SlicerRepository(storage.db, storage.engine);
     const provisioner = new ManualProvisioner();
-    const runner = new SlicerTaskRunner({ store: repository, provisioner, clock, log: silentLog, ownerId: name, leaseMs: LEASE_MS, pollMs: 1_000 });
+    const runner = new SlicerTaskRunner({ store: new SlicerTaskQueue(storage.db, storage.engine), provisioner, clock, log: silentLog, ownerId: name, leaseMs: LEASE_MS, pollMs: 1_000 });
     const service = new ManagedSlicerService({ store: repository, clock, ids: randomIds, regions, onTaskEnqueued: () => runner.notify() });
     return { repository, provisioner, runner, service, clock };
   };

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../platform/clock.js';
 import { SimulatedSlicerProvisioner } from './provisioner.js';
-import { InMemorySlicerStore } from './memory-slicer-store.js';
+import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
 import { SlicerTaskRunner } from './task-runner.js';
 import { ManualProvisioner, settle, silentLog, slicerBody, slicerWorld, until } from './slicer-fixtures.test-support.js';
 

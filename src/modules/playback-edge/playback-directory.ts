@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { SecretBox } from '../../platform/secret-box.js';
@@ -19,7 +20,7 @@ export interface StoredDirectoryDeps {
   signingKeys: SigningKeyLoader;
   /** How long a looked-up entry is reused. Default 1000 ms. */
   ttlMs?: number;
-  /** Entries kept at most; the cache starts over when full. Default 100,000. */
+  /** Entries kept at most; past it the least recently used is forgotten. Default 100,000. */
   maxEntries?: number;
 }
 
@@ -28,13 +29,13 @@ export interface StoredDirectoryDeps {
  * popular URL costs no query per playback while changes made elsewhere show within the TTL.
  */
 export class StoredPlaybackDirectory implements PlaybackDirectory {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
   private readonly ttlMs: number;
-  private readonly maxEntries: number;
 
   constructor(private readonly deps: StoredDirectoryDeps) {
     this.ttlMs = deps.ttlMs ?? 1000;
-    this.maxEntries = deps.maxEntries ?? 100_000;
+    // On the injected clock (ttlResolution 0: no real-time debounce of its reading).
+    this.entries = new LRUCache<string, Entry>({ max: deps.maxEntries ?? 100_000, ttl: this.ttlMs, ttlResolution: 0, perf: { now: () => deps.clock.now() } });
   }
 
   async signingKeys(owner: string): Promise<Buffer[] | null> {
@@ -76,7 +77,7 @@ export class StoredPlaybackDirectory implements PlaybackDirectory {
   /** Forgets what is cached for an owner (after a change through this process). */
   invalidate(owner: string): void {
     const marker = `\u0000${owner}\u0000`;
-    for (const key of this.entries.keys()) if (key.includes(marker)) this.entries.delete(key);
+    for (const key of [...this.entries.keys()]) if (key.includes(marker)) this.entries.delete(key);
   }
 
   private cached<T>(key: string, load: () => Promise<T>): Promise<T> {
@@ -84,9 +85,11 @@ export class StoredPlaybackDirectory implements PlaybackDirectory {
     const entry = this.entries.get(key);
     if (entry && now - entry.loadedAt < this.ttlMs) return entry.value as Promise<T>;
     const value = load();
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { value, loadedAt: now });
-    value.catch(() => this.entries.delete(key));
+    const loaded = { value, loadedAt: now };
+    this.entries.set(key, loaded);
+    value.catch(() => {
+      if (this.entries.peek(key) === loaded) this.entries.delete(key);
+    });
     return value;
   }
 }

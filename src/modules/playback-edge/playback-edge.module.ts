@@ -1,13 +1,13 @@
 import { mediaRootOf } from '../../platform/media/media-root.js';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
+import type { Logger } from '../../platform/logger.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { SigningKeyLoader } from '../../platform/auth/key-ring.js';
 import { SimulatedAdDecisionServer, type AdDecisionServer } from './ad-decision.js';
@@ -28,12 +28,14 @@ import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'logLevel' | 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir'>;
+  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir'>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
   /** Seals catalogue secrets; session tokens are signed with a key derived from it (the same on every instance). */
   box: SecretBox;
+  /** The module's logger (a child of the runtime's root). */
+  log: Logger;
   /** The owner's API keys (the runtime's KeyRing `get`). */
   signingKeys: SigningKeyLoader;
   /** The statistics ingest (the one behind POST /monitoring/events): playback events go there. */
@@ -157,7 +159,7 @@ function singleUseGuards(deps: PlaybackEdgeDeps): { sessions: SingleUseGuard; dr
 export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEdgeOverrides = {}): PlaybackEdge {
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
-  const log = pino({ name: 'playback-edge', level: deps.config.logLevel });
+  const { log } = deps;
   const onError = (message: string, err: unknown) => log.error({ err }, message);
   const toIngest = new IngestEventSink({ ingest: deps.ingest, onError });
   const events = overrides.events ? overrides.events(toIngest) : toIngest;

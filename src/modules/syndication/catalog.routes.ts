@@ -19,10 +19,12 @@ export async function catalogRoutes(api: App, module: SyndicationModule): Promis
   const { clippingProfiles } = module;
 
   api.get('/syndication-regions', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'Regions publishing schedules may use', response: { 200: collectionOf(SyndicationRegion, 'Regions'), ...problemResponses(401) } },
   }, async () => collection('/syndication-regions', module.regions.map(regionView)));
 
   api.post('/syndication-clipping-profiles', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'Create a clipping profile with its platform integrations', body: ClippingProfileCreateBody, response: { 201: ClippingProfile, ...problemResponses(400, 401) } },
   }, async (request, reply) => {
     const created = await clippingProfiles.create(authOf(request).owner, request.body);
@@ -31,6 +33,7 @@ export async function catalogRoutes(api: App, module: SyndicationModule): Promis
   });
 
   api.get('/syndication-clipping-profiles', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Clipping profiles; with ?service=<platform>, those compatible with that platform',
@@ -45,6 +48,7 @@ export async function catalogRoutes(api: App, module: SyndicationModule): Promis
   });
 
   api.get('/syndication-clipping-profiles/:id', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'A clipping profile', params: ClippingProfileIdParams, response: { 200: ClippingProfile, ...problemResponses(401, 404) } },
   }, async (request) => clippingProfileView(await clippingProfiles.get(authOf(request).owner, request.params.id)));
 }

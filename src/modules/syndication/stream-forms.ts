@@ -128,7 +128,8 @@ function checkPath(form: StreamForm, { path, query }: StreamUrl): string[] {
     case 'srt-url':
     case 'rist-url':
       return path === '' || path === '/' ? [] : ['must not have a path (host:port only)'];
-    default:
+    case 'none':
+    case 'stream-key':
       return [];
   }
 }

@@ -1,8 +1,6 @@
-import type { FastifyServerOptions } from 'fastify';
 import type { PlaylineClient } from '../../client/index.js';
 import { FakeClock } from '../../platform/clock.js';
 import type { App } from '../../platform/http/types.js';
-import { loggerOptions } from '../../platform/logger.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import type { SyndicationModule, SyndicationModuleDeps } from './syndication.module.js';
 import type { SyndicationApi } from '../../client/syndication.js';
@@ -30,12 +28,10 @@ export interface SyndicationTestOptions {
 export async function createSyndicationTestApp(options: SyndicationTestOptions = {}): Promise<SyndicationTestApp> {
   const clock = new FakeClock();
   const logs: string[] = [];
-  const base = loggerOptions('debug');
-  const logger: FastifyServerOptions['logger'] = { ...(typeof base === 'object' ? base : {}), level: 'debug', stream: { write: (line: string) => void logs.push(line) } };
   const t = await createTestApp({
     clock,
-    logger,
-    env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', ...options.env },
+    logDestination: { write: (line: string) => void logs.push(line) },
+    env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug', ...options.env },
     ...(options.module ? { overrides: { syndication: options.module } } : {}),
   });
   return {

@@ -2,11 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { FakeClock, systemClock } from '../../platform/clock.js';
-import { startFakeRtmpServer } from './fake-rtmp-server.js';
-import { testCertificatePem, testPrivateKeyPem } from './rtmps-test-certificate.js';
+import { startFakeRtmpServer } from './fake-rtmp-server.test-support.js';
 import type { TargetCreateBody } from './syndication.schema.js';
 import { probeEndpoint, probeTarget, type ProbeResult } from './target-probe.js';
+
+/** A self-signed certificate for localhost and 127.0.0.1 (valid 2000-2100) and its key: test fixtures, not a secret of any deployment. */
+const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), 'utf8');
+const testCertificatePem = fixture('rtmps-localhost.cert.pem');
+const testPrivateKeyPem = fixture('rtmps-localhost.key.pem');
 
 const KEY = 'sk_live_SECRET';
 const rtmpTarget = (port: number, scheme = 'rtmp', host = '127.0.0.1'): TargetCreateBody => ({

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
-import { startFakeRtmpServer, type FakeRtmpServer } from './fake-rtmp-server.js';
+import { startFakeRtmpServer, type FakeRtmpServer } from './fake-rtmp-server.test-support.js';
 import { createSyndicationTestApp, type SyndicationTestApp } from './syndication.test-support.js';
 
 const closedPort = async (): Promise<number> => {

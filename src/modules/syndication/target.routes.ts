@@ -37,6 +37,7 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
   const { targets } = module;
 
   api.post('/syndication-target', {
+    config: { auth: 'api' },
     attachValidation: true,
     schema: {
       tags,
@@ -55,14 +56,17 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
   });
 
   api.get('/syndication-target', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'List the publishing targets of your workspace', response: { 200: collectionOf(SyndicationTarget, 'Publishing targets'), ...problemResponses(401) } },
   }, async (request) => collection('/syndication-target', (await targets.list(authOf(request).owner)).map(targetView)));
 
   api.get('/syndication-target/:id', {
+    config: { auth: 'api' },
     schema: { tags, summary: 'A publishing target (secrets masked)', params: TargetIdParams, response: { 200: SyndicationTarget, ...problemResponses(401, 404) } },
   }, async (request) => targetView(await targets.get(authOf(request).owner, request.params.id)));
 
   api.patch('/syndication-target/:id', {
+    config: { auth: 'api' },
     attachValidation: true,
     schema: {
       tags,
@@ -82,6 +86,7 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
   }, async (request) => targetView(await targets.update(authOf(request).owner, request.params.id, request.body, schemaViolations(request))));
 
   api.delete('/syndication-target/:id', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Delete a publishing target (409 while a schedule using it is active)',
@@ -94,6 +99,7 @@ export async function targetRoutes(api: App, module: SyndicationModule): Promise
   });
 
   api.patch('/syndication-target-test/:id', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Test the connection to a target (RTMP handshake for rtmp/rtmps, HTTP for hls-push)',

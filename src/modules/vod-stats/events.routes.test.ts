@@ -19,8 +19,7 @@ describe('POST /monitoring/events with a workspace at its asset limit', () => {
   let t: TestApp;
   const reports: PlaybackErrorReport[] = [];
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_MAX_ASSETS_PER_WORKSPACE: '2' } });
-    t.runtime.errorReports = { submit: (r) => reports.push(r) };
+    t = await createTestApp({ env: { PLAYLINE_MAX_ASSETS_PER_WORKSPACE: '2' }, overrides: { errorReports: () => ({ submit: (r) => reports.push(r) }) } });
   });
   after(() => t.close());
 
@@ -55,9 +54,8 @@ describe('POST /monitoring/events', () => {
   const adminCall = (method: 'PUT' | 'DELETE' | 'GET', url: string) => t.app.inject({ method, url, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
 
   before(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ overrides: { errorReports: () => ({ submit: (r) => void reports.push(r) }) } });
     owner = t.workspace.id;
-    t.runtime.errorReports = { submit: (r) => reports.push(r) };
   });
   after(() => t.close());
 

@@ -133,12 +133,12 @@ export function watchRedisConnection(redis: Pick<Redis, 'on'>, binding: StatsBin
 
 /** Statistics in cluster mode: PostgreSQL journal, Redis store, and their part in the cluster. */
 export function createClusterStats(deps: VodStatsDeps, cluster: Cluster): ClusterStats {
-  const { config, clock, storage } = deps;
-  const { redis, instanceId, log } = cluster;
+  const { config, clock, storage, log } = deps;
+  const { redis, instanceId } = cluster;
   const store = new RedisStatsStore({ redis, clock, prefix: `${cluster.prefix}stats:`, delayMs: config.statsDelayMs, maxAssetsPerWorkspace: config.maxAssetsPerWorkspace });
   const journal = new PostgresEventJournal({ db: storage.db, instanceId, clock });
   const binding = new StatsBinding({ redis, journal, prefix: store.prefix });
-  const ingest = new ClusterIngestService({ store, journal, canCount: () => binding.bound, ...pipelineDeps(deps, log) });
+  const ingest = new ClusterIngestService({ store, journal, canCount: () => binding.bound, ...pipelineDeps(deps) });
   const rebuild = new StatsRebuild({ redis, store, journal, clock });
   const parts = { ingest, store, journal, rebuild, binding, rebuildOnMismatch: config.statsRebuildOnMismatch, clock, log };
   joinStatsToCluster(cluster.membership, parts);

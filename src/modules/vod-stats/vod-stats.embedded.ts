@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { pino } from 'pino';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import { EventIngestService } from './ingest/event-ingest.service.js';
 import { checkSnapshotFile } from './ingest/snapshot-check.js';
@@ -20,11 +19,10 @@ const PRUNE_EVERY_MS = 60_000;
 
 /** Statistics in the embedded mode: the memory store and the file journal under `<data dir>/vod-stats`. */
 export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
-  const { config, clock } = deps;
-  const log = pino({ name: 'vod-stats', level: config.logLevel });
+  const { config, clock, log } = deps;
   const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs, maxAssetsPerWorkspace: config.maxAssetsPerWorkspace });
   const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), checkSnapshot: checkSnapshotFile, warn: (message) => log.warn(message) });
-  const ingest = new EventIngestService({ store, journal, ...pipelineDeps(deps, log) });
+  const ingest = new EventIngestService({ store, journal, ...pipelineDeps(deps) });
   registerVodStatsMetrics(deps.metrics.registry, ingest, store);
 
   let cancelPrune: (() => void) | undefined;

@@ -97,6 +97,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
   });
 
   api.get('/monitoring/vod-stats', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Latest statistics of the (top 1-100, default 100) assets with the most new sessions in their window',
@@ -110,6 +111,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
   });
 
   api.post('/monitoring/vod-stats/search', {
+    config: { auth: 'api' },
     preValidation: requireIdList,
     schema: {
       tags,
@@ -122,6 +124,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
   );
 
   api.get('/monitoring/vod-stats/search', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: 'Latest statistics of several assets, ids comma-separated in asset_ids (1-1000; unknown ids are left out)',
@@ -133,6 +136,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
   );
 
   api.get('/monitoring/vod-stats/owner-summary', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: "Your workspace's statistics of the last three minutes",
@@ -141,6 +145,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
   }, async (request) => vodStatsSummaryBody(await service.summary(authOf(request).owner)));
 
   api.get('/monitoring/vod-stats/owner-summary/:workspace_id', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: "A workspace's statistics of the last three minutes (your own workspace only)",
@@ -153,6 +158,7 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
   });
 
   api.get('/monitoring/vod-stats/:asset_id', {
+    config: { auth: 'api' },
     schema: {
       tags,
       summary: "Latest statistics of one asset: the 3 minutes ending with its most recent session start",

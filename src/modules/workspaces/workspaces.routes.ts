@@ -28,10 +28,12 @@ export async function workspaceRoutes(app: App, deps: WorkspaceRouteDeps): Promi
   await ingestGrantRoutes(app, deps.ingestGrants);
 
   app.get('/workspace', {
+    config: { auth: 'api' },
     schema: { tags: ['workspaces'], summary: 'The workspace that signed the request', response: { 200: WorkspaceSchema, ...problemResponses(401) } },
   }, async (request) => workspaceView(await workspaces.getWorkspace(authOf(request).owner), true));
 
   app.get('/workspaces/:workspace_id', {
+    config: { auth: 'api' },
     schema: { tags: ['workspaces'], summary: 'A workspace by id (only your own: another is 403)', params: WorkspaceParams, response: { 200: WorkspaceSchema, ...problemResponses(401, 403) } },
   }, async (request) => {
     assertOwnWorkspace(request, request.params.workspace_id);
@@ -39,6 +41,7 @@ export async function workspaceRoutes(app: App, deps: WorkspaceRouteDeps): Promi
   });
 
   app.get('/workspace/keys', {
+    config: { auth: 'api' },
     schema: { tags: ['workspaces'], summary: 'The keys of your workspace (never their secrets)', response: { 200: collectionOf(ApiKeySchema), ...problemResponses(401) } },
   }, async (request) => {
     const items = (await workspaces.listKeys(authOf(request).owner)).map(apiKeyView);
@@ -46,6 +49,7 @@ export async function workspaceRoutes(app: App, deps: WorkspaceRouteDeps): Promi
   });
 
   app.get('/workspace/keys/:key_id', {
+    config: { auth: 'api' },
     schema: { tags: ['workspaces'], summary: 'One key of your workspace (another workspace\'s key is 404)', params: Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ApiKeySchema, ...problemResponses(401, 404) } },
   }, async (request) => apiKeyView(await workspaces.getKey(authOf(request).owner, request.params.key_id)));
 

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { KeyKind, SigningKey } from './signing-key.js';
@@ -26,6 +27,7 @@ export interface AuthenticatorOptions {
   toleranceS: number;
   /** How long a verified (msg, sig) pair is remembered; bounded by the key ring's freshness. */
   cacheMs?: number;
+  /** Pairs remembered at most; past it the least recently used is forgotten. Default 10,000. */
   cacheSize?: number;
 }
 
@@ -35,13 +37,18 @@ export interface AuthenticatorOptions {
  * A verified pair is remembered briefly so that a client repeating a signed URL costs a lookup.
  */
 export class Authenticator {
-  private readonly verified = new Map<string, Verified>();
+  private readonly verified: LRUCache<string, Verified>;
   private cacheMs: number;
-  private readonly cacheSize: number;
 
   constructor(private readonly options: AuthenticatorOptions) {
     this.cacheMs = options.cacheMs ?? 1000;
-    this.cacheSize = options.cacheSize ?? 10_000;
+    // Expired pairs are dropped on the request's clock (ttlResolution 0: no real-time debounce).
+    this.verified = new LRUCache<string, Verified>({
+      max: options.cacheSize ?? 10_000,
+      ttl: Math.max(1, this.cacheMs),
+      ttlResolution: 0,
+      perf: { now: () => options.clock.now() },
+    });
   }
 
   /**
@@ -89,7 +96,7 @@ export class Authenticator {
       timestamp: credential.timestamp,
       expiresAt: now + this.cacheMs,
     };
-    if (this.cacheMs > 0) this.remember(cacheKey, verified);
+    if (this.cacheMs > 0) this.verified.set(cacheKey, verified);
     return verified;
   }
 
@@ -98,14 +105,6 @@ export class Authenticator {
     if (skew > this.options.toleranceS) {
       throw new AppError('timestamp_out_of_range', `_timestamp is ${Math.round(skew)} s away from server time (tolerance ${this.options.toleranceS} s)`);
     }
-  }
-
-  private remember(key: string, value: Verified): void {
-    if (this.verified.size >= this.cacheSize) {
-      const oldest = this.verified.keys().next();
-      if (!oldest.done) this.verified.delete(oldest.value);
-    }
-    this.verified.set(key, value);
   }
 
   /** Verify every request in full (benchmarks price the whole path with it). */

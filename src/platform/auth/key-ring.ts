@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { SigningKey } from './signing-key.js';
 
@@ -19,6 +20,7 @@ export interface KeyRingOptions {
   ttlMs?: number;
   /** The least time between two reloads of one owner forced by a failed signature. */
   minReloadMs?: number;
+  /** Owners kept at most; past it the least recently used owner is forgotten. Default 100,000. */
   maxOwners?: number;
 }
 
@@ -30,10 +32,10 @@ export interface KeyRingOptions {
  * bad signatures cannot turn into a flood of database reads. Local changes invalidate at once.
  */
 export class KeyRing {
-  private readonly entries = new Map<string, Entry>();
+  /** Least recently used owners go first when full (never every owner at once: no reload stampede). */
+  private readonly entries: LRUCache<string, Entry>;
   private readonly ttlMs: number;
   private readonly minReloadMs: number;
-  private readonly maxOwners: number;
   /** Reads from storage, for tests and metrics. */
   readonly counters = { loads: 0, forcedReloads: 0 };
 
@@ -44,7 +46,9 @@ export class KeyRing {
   ) {
     this.ttlMs = options.ttlMs ?? 1000;
     this.minReloadMs = options.minReloadMs ?? 200;
-    this.maxOwners = options.maxOwners ?? 100_000;
+    // Entries older than the TTL are dropped by the cache too, on the same clock (ttlResolution 0:
+    // no real-time debounce of the clock reading, which a fake clock would defeat).
+    this.entries = new LRUCache<string, Entry>({ max: options.maxOwners ?? 100_000, ttl: this.ttlMs, ttlResolution: 0, perf: { now: () => clock.now() } });
   }
 
   get(owner: string): Promise<SigningKey[] | null> {
@@ -55,6 +59,7 @@ export class KeyRing {
   current(owner: string): KeySet {
     const now = this.clock.now();
     const entry = this.entries.get(owner);
+    // Exactly `ttlMs`: the cache keeps an entry of age ttlMs, this check does not.
     if (entry && now - entry.loadedAt < this.ttlMs) return entry;
     return this.reload(owner, now);
   }
@@ -75,7 +80,7 @@ export class KeyRing {
 
   /** When the keys were last read for this owner (for caches layered on top). */
   loadedAt(owner: string): number | undefined {
-    return this.entries.get(owner)?.loadedAt;
+    return this.entries.peek(owner)?.loadedAt;
   }
 
   invalidate(owner?: string): void {
@@ -86,11 +91,10 @@ export class KeyRing {
   private reload(owner: string, now: number): Entry {
     this.counters.loads++;
     const keys = this.load(owner);
-    if (this.entries.size >= this.maxOwners && !this.entries.has(owner)) this.entries.clear();
     const entry = { keys, loadedAt: now };
     this.entries.set(owner, entry);
     keys.catch(() => {
-      if (this.entries.get(owner) === entry) this.entries.delete(owner);
+      if (this.entries.peek(owner) === entry) this.entries.delete(owner);
     });
     return entry;
   }

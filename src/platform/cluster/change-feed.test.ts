@@ -2,18 +2,10 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testRedis } from '../../../test/helpers/redis.js';
 import { ChangeFeed } from './change-feed.js';
+import { eventually } from '../../../test/helpers/eventually.js';
 
 const redis = await testRedis();
 after(() => redis.cleanup());
-
-/** Waits for pub/sub delivery (I/O); bounded, asserts no duration. */
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`never reached: ${what}`);
-}
 
 describe('change feed over Redis pub/sub', { skip: redis.skip }, () => {
   test('a change published by one instance reaches the others, not itself, per topic', async () => {

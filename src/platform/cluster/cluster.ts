@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import type { BackgroundWork } from '../background-work.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -10,12 +9,14 @@ import { ChangeFeed } from './change-feed.js';
 import { Membership, type ClusterLog } from './membership.js';
 
 export interface ClusterDeps {
-  config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'logLevel'>;
+  config: Pick<Config, 'redisUrl' | 'redisPrefix'>;
   clock: Clock;
   /** Checked only: cluster mode shares a PostgreSQL database. */
   storage: Pick<Storage, 'engine'>;
-  /** Names this process in the journal and the registry (default host:pid:random). */
+  /** Names this process in the journal and the registry (default `newInstanceId()`). */
   instanceId?: string;
+  /** The runtime's logger for cluster plumbing (a child of the root). */
+  log: ClusterLog;
 }
 
 /** What cluster mode adds to a runtime: the shared Redis connections, the change feed and the membership. */
@@ -31,6 +32,9 @@ export interface Cluster {
   connection: BackgroundWork;
 }
 
+/** A name for this process, unique in the cluster and readable in the registry: host:pid:random. */
+export const newInstanceId = (): string => `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+
 const redisOptions = { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: 5000 } as const;
 
 /** Cluster mode's connections (PLAYLINE_DATABASE_URL and PLAYLINE_REDIS_URL set). */
@@ -41,8 +45,8 @@ export function createCluster(deps: ClusterDeps): Cluster {
   }
   const redisUrl = config.redisUrl;
   const prefix = config.redisPrefix;
-  const log = pino({ name: 'cluster', level: config.logLevel });
-  const instanceId = deps.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const { log } = deps;
+  const instanceId = deps.instanceId ?? newInstanceId();
   const redis = new Redis(redisUrl, redisOptions);
   const subscriber = new Redis(redisUrl, { ...redisOptions, maxRetriesPerRequest: null });
   for (const client of [redis, subscriber]) client.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis connection problem'));

@@ -37,6 +37,7 @@ export function acceptEmptyJsonBodies(app: App): void {
       done(null, undefined);
       return;
     }
-    parseJson(request, body as string, done);
+    // Fastify's JSON parser answers through `done` (its type also allows the promise form).
+    void parseJson(request, body as string, done);
   });
 }

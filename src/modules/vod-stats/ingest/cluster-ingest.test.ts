@@ -5,7 +5,7 @@ import { testRedis } from '../../../../test/helpers/redis.js';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js';
 import type { StatsStore } from '../store/stats-store.js';
-import { seededRandom } from '../test-events.js';
+import { seededRandom } from '../test-events.test-support.js';
 import { ClusterIngestService, type CountingStore } from './cluster-ingest.service.js';
 import { Membership } from '../../../platform/cluster/membership.js';
 import { PostgresEventJournal } from '../journal/postgres-journal.js';
@@ -21,6 +21,15 @@ const ndjson = (...events: object[]) => Buffer.from(events.map((e) => JSON.strin
 let owner = 'ws1';
 const start = (asset: string, session: string, ts: number) => ({ type: 'start', owner, asset_id: asset, session_id: session, ts });
 const auth = { get owner() { return owner; }, kind: 'api' as const };
+
+/** Lets promise callbacks run until `done` holds (no time passes; the retries under test do no I/O until they succeed). */
+async function turns(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`never reached: ${what}`);
+}
 
 const pg = (await testEngines()).find((e) => e.engine === 'postgres');
 const redis = await testRedis();
@@ -72,22 +81,38 @@ describe('cluster ingest: PostgreSQL journal, Redis statistics', { skip }, () =>
     assert.deepEqual([seen?.stats.new, seen?.ts], [2, T0 + 5000], 'dedupe holds across instances');
   });
 
-  test('a batch Redis cannot count yet is accepted (it is journaled), held, and counted once Redis answers', async () => {
+  test('a batch Redis cannot count yet is accepted (it is journaled), held, and counted by the retry timer once Redis answers', async () => {
     const { clock, node } = cluster();
     let failures = 2;
+    const calls: Array<Promise<unknown>> = [];
     const a = node('a', (store) => ({
-      count: (...args: Parameters<RedisStatsStore['count']>) => (failures-- > 0 ? Promise.reject(new Error('Redis down')) : store.count(...args)),
+      count: (...args: Parameters<RedisStatsStore['count']>) => {
+        const call = failures-- > 0 ? Promise.reject(new Error('Redis down')) : store.count(...args);
+        calls.push(call);
+        return call;
+      },
     }));
     assert.deepEqual(await a.ingest.ingest(ndjson(start('asset-2', 's1', T0)), 'ndjson', auth), { accepted: 1, rejected: [], rejected_count: 0 });
     assert.equal(await a.store.get(owner, 'asset-2'), undefined);
     assert.equal(a.ingest.heldBatches(), 1);
     assert.equal(a.ingest.countedBefore(), T0, 'the heartbeat must not claim the held batch counted');
-    clock.advance(1_000); // first retry: Redis still down
-    await a.ingest.retryHeld();
-    await a.ingest.retryHeld();
-    assert.equal(a.ingest.heldBatches(), 0);
-    await a.ingest.retryHeld();
+    assert.equal(calls.length, 1);
+
+    clock.advance(999);
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(calls.length, 1, 'no retry before retryMs');
+    clock.advance(1); // the retry timer fires: Redis still down
+    await turns(() => calls.length === 2 && clock.pendingTimers() === 1, 'a failed retry, and the next one scheduled');
+    assert.equal(a.ingest.heldBatches(), 1);
+    assert.equal(await a.store.get(owner, 'asset-2'), undefined);
+
+    clock.advance(1_000); // Redis answers now
+    await turns(() => calls.length === 3, 'a second retry');
+    await calls[2];
+    await turns(() => a.ingest.heldBatches() === 0, 'the held batch counted');
     assert.equal((await a.store.get(owner, 'asset-2'))?.stats.new, 1);
+    assert.equal(a.ingest.countedBefore(), clock.now(), 'nothing held any more');
+    assert.equal(clock.pendingTimers(), 0, 'no retry left scheduled');
   });
 
   test('events Redis dropped (asset limit) are answered as asset_limit_reached, not accepted', async () => {

@@ -4,7 +4,7 @@ import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
 import type { MemoryStatsStoreOptions } from './memory-stats-store.js';
-import { playbackEvent as ev, seededRandom } from '../test-events.js';
+import { playbackEvent as ev, seededRandom } from '../test-events.test-support.js';
 
 const at = (h: number, m: number, s = 0, ms = 0) => Date.UTC(2026, 10, 21, h, m, s, ms);
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RankedAssets } from './ranked-assets.js';
-import { seededRandom } from '../test-events.js';
+import { seededRandom } from '../test-events.test-support.js';
 
 class Item {
   rankNew = 0;

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
@@ -58,7 +59,7 @@ export class RedisStatsStore implements StatsStore {
    * The last statistics decoded per asset with the hash they came from: an unchanged asset gets
    * the same AssetStats object back, so the view renders it once (as with the embedded store).
    */
-  private readonly memo = new Map<string, { hash: string; stats: AssetStats }>();
+  private readonly memo = new LRUCache<string, { hash: string; stats: AssetStats }>({ max: MEMO_ENTRIES });
 
   constructor(options: RedisStatsStoreOptions) {
     this.redis = options.redis;
@@ -170,7 +171,6 @@ export class RedisStatsStore implements StatsStore {
       this.memo.delete(key);
       return undefined;
     }
-    if (this.memo.size >= MEMO_ENTRIES) this.memo.delete(this.memo.keys().next().value as string);
     this.memo.set(key, { hash, stats });
     return stats;
   }

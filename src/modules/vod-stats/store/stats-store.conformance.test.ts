@@ -2,7 +2,7 @@ import { after } from 'node:test';
 import { testRedis } from '../../../../test/helpers/redis.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
 import { RedisStatsStore } from './redis-stats-store.js';
-import { statsStoreConformance } from './stats-store.conformance.js';
+import { statsStoreConformance } from './stats-store.conformance.test-support.js';
 
 // One suite, both stores: the embedded one always, the Redis one when Redis is reachable.
 statsStoreConformance('MemoryStatsStore (embedded)', async (clock, options) => ({

@@ -4,7 +4,7 @@ import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent, PlaybackEventType } from '../events.schema.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
-import { playbackEvent, seededRandom } from '../test-events.js';
+import { playbackEvent, seededRandom } from '../test-events.test-support.js';
 
 const OWNERS = ['ws1', 'ws2'];
 const ASSETS = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5'];

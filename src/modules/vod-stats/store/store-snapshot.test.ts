@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
-import { playbackEvent } from '../test-events.js';
+import { playbackEvent } from '../test-events.test-support.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const OWNERS = ['ws1', 'ws2'];

@@ -4,8 +4,8 @@ import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent, PlaybackEventType } from '../events.schema.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
 import type { StatsStore } from './stats-store.js';
-import { playbackEvent, seededRandom } from '../test-events.js';
-import type { StoreFactory } from './stats-store.conformance.js';
+import { playbackEvent, seededRandom } from '../test-events.test-support.js';
+import type { StoreFactory } from './stats-store.conformance.test-support.js';
 
 const OWNERS = ['ws1', 'ws2'];
 const ASSETS = ['a0', 'a1', 'a2', 'a3', 'a4', 'a5'];

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { StatsStore } from './stats-store.js';
-import { playbackEvent as ev, seededRandom } from '../test-events.js';
-import { statsStoreDifferentialTests } from './stats-store.differential.js';
+import { playbackEvent as ev, seededRandom } from '../test-events.test-support.js';
+import { statsStoreDifferentialTests } from './stats-store.differential.test-support.js';
 
 /** A store under test on a given clock; `close` releases what it holds (keys, connections). */
 export interface StoreUnderTest {
@@ -40,7 +40,7 @@ export const setup = async (factory: StoreFactory, options: StoreOptions = {}) =
  */
 export function statsStoreConformance(name: string, factory: StoreFactory, skip: string | false = false): void {
   describe(`StatsStore conformance: ${name}`, { skip }, () => {
-    const scenario = (title: string, options: StoreOptions, body: (s: Awaited<ReturnType<typeof setup>>) => Promise<void>) =>
+    const scenario = (title: string, options: StoreOptions, body: (s: Awaited<ReturnType<typeof setup>>) => Promise<void>): void => {
       test(title, async () => {
         const s = await setup(factory, options);
         try {
@@ -49,6 +49,7 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
           await s.close();
         }
       });
+    };
 
     scenario('a session started at T counts in its asset window and ts is that start', {}, async ({ store, receive }) => {
       const T = at(10, 4, 5, 123);

@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger, REDACTED } from './logger.js';
+
+const capture = () => {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } };
+};
+
+test('a module logger (a child of the root) redacts secrets at the top and one level down, and keeps the base fields', () => {
+  const { lines, destination } = capture();
+  const root = createLogger({ level: 'info', bindings: { instance: 'host:1:abcd' }, destination });
+  const log = root.child({ module: 'syndication' });
+  log.info({ password: 'p4ss', target: { target_stream: 'live_key', stream_id: 'sid', secret: 's3cret', port: 1935 }, headers: { authorization: 'Bearer x' } }, 'saved');
+  assert.equal(lines.length, 1);
+  const line = lines[0] as Record<string, unknown>;
+  assert.deepEqual(
+    { password: line.password, target: line.target, headers: line.headers },
+    { password: REDACTED, target: { target_stream: REDACTED, stream_id: REDACTED, secret: REDACTED, port: 1935 }, headers: { authorization: REDACTED } },
+  );
+  assert.deepEqual([line.module, line.instance, line.pid, line.msg], ['syndication', 'host:1:abcd', process.pid, 'saved']);
+  assert.doesNotMatch(JSON.stringify(lines), /p4ss|live_key|sid"|s3cret|Bearer x/);
+});
+
+test('the level comes from the settings: silent writes nothing, debug writes debug lines', () => {
+  const silent = capture();
+  createLogger({ level: 'silent', destination: silent.destination }).child({ module: 'x' }).error('not written');
+  assert.equal(silent.lines.length, 0);
+  const debug = capture();
+  createLogger({ level: 'debug', destination: debug.destination }).child({ module: 'x' }).debug('written');
+  assert.deepEqual(debug.lines.map((l) => [l.level, l.msg]), [[20, 'written']]);
+});
+
+test('a logged request shows its path without the query string (msg, sig and playback tokens stay out)', () => {
+  const { lines, destination } = capture();
+  const req = { method: 'GET', url: '/api/v4/workspace?msg=eNq&sig=c77a', ip: '127.0.0.1' };
+  createLogger({ level: 'info', destination }).info({ req }, 'incoming request');
+  assert.deepEqual(lines[0]?.req, { method: 'GET', url: '/api/v4/workspace', remoteAddress: '127.0.0.1' });
+});
