@@ -1,5 +1,8 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { sendLogsToStderr } from '../platform/logger.js';
 import { ConfigError } from '../platform/config.js';
 import { isAppError } from '../platform/errors.js';
 import { serveCommand } from './serve.command.js';
@@ -35,6 +38,10 @@ Examples:
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildCli();
   program.exitOverride();
+  // Only `serve` writes logs to stdout; every other command's stdout is its output (--json included).
+  program.hook('preAction', (_program, action) => {
+    if (action.name() !== 'serve') sendLogsToStderr();
+  });
   for (const sub of program.commands) {
     sub.exitOverride();
     for (const leaf of sub.commands) leaf.exitOverride();
@@ -51,9 +58,33 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && /cli[/\\]main\.[jt]s$/.test(process.argv[1]);
-if (invokedDirectly) {
-  runCli(process.argv).then((code) => {
+/**
+ * Runs the CLI as the process: its exit code, and a reader that closes the pipe early
+ * (`playline --help | head -1`) ends the program quietly instead of crashing on EPIPE.
+ */
+export function runAsProgram(argv: string[]): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+  void runCli(argv).then((code) => {
     if (code !== 0) process.exitCode = code;
   });
 }
+
+/**
+ * Whether this module is the program itself (`node dist/cli/main.js`, `tsx src/cli/main.ts`),
+ * compared by real path: a symlink to it counts, an import (tests, bin.ts) does not.
+ */
+const isProgram = (script: string | undefined): boolean => {
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+};
+
+if (isProgram(process.argv[1])) runAsProgram(process.argv);

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { pino } from 'pino';
+import { moduleLogger } from '../../platform/logger.js';
 import type { Clock } from '../../platform/clock.js';
 import { listSetting, type Config, type DeploymentMode } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
@@ -38,7 +38,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const provisioner =
     deps.provisioner ??
     new SimulatedSlicerProvisioner({ clock, durationMs: config.slicerProvisionMs, failureRate: config.slicerFailureRate });
-  const log = deps.log ?? pino({ name: 'managed-slicers', level: config.logLevel });
+  const log = deps.log ?? moduleLogger('managed-slicers', config.logLevel);
   // Embedded mode: one process per database, so on start it takes back every interrupted
   // task at once, and only its own enqueues create work (no idle polling). Cluster mode: tasks
   // of a dead instance are taken over when their lease expires; idle runners poll.

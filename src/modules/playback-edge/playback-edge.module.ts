@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
+import { moduleLogger } from '../../platform/logger.js';
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
@@ -120,7 +120,7 @@ function singleUseGuards(deps: PlaybackEdgeDeps): { sessions: SingleUseGuard; dr
 export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEdgeOverrides = {}): PlaybackEdge {
   const { clock, ids, box } = deps;
   const db = deps.storage.db;
-  const log = pino({ name: 'playback-edge', level: deps.config.logLevel });
+  const log = moduleLogger('playback-edge', deps.config.logLevel);
   const toIngest = new IngestEventSink({ ingest: deps.ingest, onError: (message, err) => log.error({ err }, message) });
   const events = overrides.events ? overrides.events(toIngest) : toIngest;
   const directory = new StoredPlaybackDirectory({ db, box, clock, signingKeys: deps.signingKeys });

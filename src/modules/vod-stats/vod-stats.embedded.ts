@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { moduleLogger } from '../../platform/logger.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import { EventIngestService } from './ingest/event-ingest.service.js';
 import { FileEventJournal } from './journal/file-journal.js';
@@ -20,7 +20,7 @@ const PRUNE_EVERY_MS = 60_000;
 /** Statistics in the embedded mode: the memory store and the file journal under `<data dir>/vod-stats`. */
 export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
   const { config, clock } = deps;
-  const log = pino({ name: 'vod-stats', level: config.logLevel });
+  const log = moduleLogger('vod-stats', config.logLevel);
   const store = new MemoryStatsStore({ clock, delayMs: config.statsDelayMs });
   const journal = new FileEventJournal({ dir: join(config.dataDir, 'vod-stats'), warn: (message) => log.warn(message) });
   const ingest = new EventIngestService({ store, journal, ...pipelineDeps(deps, log) });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { moduleLogger } from '../logger.js';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import type { BackgroundWork } from '../background-work.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -41,7 +41,7 @@ export function createCluster(deps: ClusterDeps): Cluster {
   }
   const redisUrl = config.redisUrl;
   const prefix = config.redisPrefix;
-  const log = pino({ name: 'cluster', level: config.logLevel });
+  const log = moduleLogger('cluster', config.logLevel);
   const instanceId = deps.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const redis = new Redis(redisUrl, redisOptions);
   const subscriber = new Redis(redisUrl, { ...redisOptions, maxRetriesPerRequest: null });
