@@ -71,6 +71,8 @@ export interface RuntimeOverrides {
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
+  /** Cluster mode: give up connecting to Redis after this long (CLI commands). */
+  clusterConnectTimeoutMs?: number;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -91,7 +93,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const storageHealth = new StorageHealth(() => storage.probeWrite(), clock);
   const metrics = new Metrics({ processMetrics: overrides.processMetrics ?? false });
   const mode = deploymentModeOf(config);
-  const cluster = mode === 'cluster' ? createCluster({ config, clock, storage }) : undefined;
+  const cluster = mode === 'cluster' ? createCluster({ config, clock, storage, ...(overrides.clusterConnectTimeoutMs !== undefined ? { connectTimeoutMs: overrides.clusterConnectTimeoutMs } : {}) }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });

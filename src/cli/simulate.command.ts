@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { playbackErrorMeaning } from '../modules/vod-stats/playback-error-codes.js';
 import { prepareSimulation, sameTotals, serverTotals, type OwnerCredentials } from '../modules/playback-edge/simulator-setup.js';
 import { TrafficSimulator, type TrafficProgress, type TrafficTotals } from '../modules/playback-edge/traffic-simulator.js';
+import { checkServer } from './server-reach.js';
 
 /** `500ms`, `10s`, `2m`, `1h`, or plain seconds, as milliseconds. */
 export function parseDurationMs(value: string): number {
@@ -92,6 +93,7 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
       const baseUrl = opts.baseUrl.replace(/\/+$/, '');
       let shares = opts.errors ?? new Map(knownCodes.map((c) => [c, opts.errorShare / knownCodes.length]));
       const adminToken = opts.adminToken ?? process.env.PLAYLINE_ADMIN_TOKEN;
+      await checkServer(baseUrl);
       const prepared = await prepareSimulation({
         baseUrl,
         ...(opts.credentials ? { credentials: opts.credentials } : {}),

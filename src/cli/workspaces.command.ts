@@ -13,7 +13,7 @@ export function workspacesCommand(): Command {
     dataCommand('create', 'Create a workspace and print its id')
       .requiredOption('--name <name>', 'a name people recognise')
       .action(async (opts: Record<string, unknown>) => {
-        const view = await withRuntime(opts, async (rt) => workspaceView(await rt.workspaces.createWorkspace(String(opts.name))));
+        const view = await withRuntime(opts, async (rt) => workspaceView(await rt.workspaces.createWorkspace(String(opts.name))), { mayCreate: true });
         printObject({ id: view.id, name: view.name, created_at: new Date(view.created_at).toISOString() }, opts.json === true);
       }),
   );
