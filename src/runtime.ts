@@ -20,6 +20,10 @@ import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } fro
 import { createCluster, type Cluster } from './platform/cluster/cluster.js';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
+import { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
+import { existingWorkspaceIds } from './modules/workspaces/workspaces.repository.js';
+import { DeletedWorkspaceSweep } from './modules/vod-stats/deleted-workspace-sweep.js';
+import { workspaceDataParts } from './workspace-data.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -39,6 +43,8 @@ export interface Runtime {
   keyRing: KeyRing;
   authenticator: Authenticator;
   workspaces: WorkspaceService;
+  /** Deletes a workspace with everything every module holds for it (see workspace-data.ts). */
+  workspaceDeletion: WorkspaceDeletion;
   /** Where accepted playback errors go (the Error Reporting dispatcher once wired). */
   errorReports: ErrorReportSink;
   /** Error Reporting: callback settings service, dispatcher, client. */
@@ -128,6 +134,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     keyRing,
     authenticator,
     workspaces,
+    workspaceDeletion: new WorkspaceDeletion(storage.db),
     errorReports: discardErrorReports,
     errorReporting,
     managedSlicers,
@@ -165,6 +172,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
   // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).
   background.push(vodStats.work);
+
+  // Workspace deletion: every module's part; the statistics of deleted workspaces are swept once
+  // restored (before the server listens) and every minute, wherever they came back from.
+  for (const part of workspaceDataParts(runtime)) runtime.workspaceDeletion.register(part);
+  background.push(new DeletedWorkspaceSweep({
+    store: vodStats.store,
+    existing: (ids) => existingWorkspaceIds(storage.db, ids),
+    clock,
+    onError: (error) => process.emitWarning(`sweep of deleted workspaces' statistics failed: ${String(error)}`),
+  }));
 
   // Cluster mode: heartbeats, takeovers and chores once the modules run; stopped before them.
   if (cluster) background.push(cluster.membership.housekeeping);

@@ -3,6 +3,7 @@ import { playbackErrorMeaning } from '../modules/vod-stats/playback-error-codes.
 import { prepareSimulation, sameTotals, serverTotals, type OwnerCredentials } from '../modules/playback-edge/simulator-setup.js';
 import { TrafficSimulator, type TrafficProgress, type TrafficTotals } from '../modules/playback-edge/traffic-simulator.js';
 import { checkServer } from './server-reach.js';
+import { deleteWorkspaces } from './simulate-cleanup.js';
 
 /** `500ms`, `10s`, `2m`, `1h`, or plain seconds, as milliseconds. */
 export function parseDurationMs(value: string): number {
@@ -51,6 +52,11 @@ const progressLine = (p: TrafficProgress) => {
   return `[${seconds.toFixed(1)}s] sessions ${p.sessions} (${(p.sessions / Math.max(seconds, 0.001)).toFixed(1)}/s), in flight ${p.inFlight}, ok ${p.totals.manifest}, errors ${errors}: ${errorsText(p.totals.errors)}`;
 };
 
+/** Every workspace a run created: its owners, and the content owner it may have lent itself for code 102. */
+const createdOwners = (prepared: Awaited<ReturnType<typeof prepareSimulation>>): string[] => [
+  ...new Set([...prepared.credentials.map((c) => c.owner), ...prepared.owners.flatMap((o) => (o.contentOwner === null ? [] : [o.contentOwner]))]),
+];
+
 interface SimulateOptions {
   baseUrl: string;
   rate: number;
@@ -64,6 +70,7 @@ interface SimulateOptions {
   credentials?: OwnerCredentials[];
   adminToken?: string;
   compare: boolean;
+  cleanup?: boolean;
   json?: boolean;
 }
 
@@ -83,6 +90,7 @@ export function simulateCommand(): Command {
     .option('--credentials <owner:key,...>', 'use these workspaces instead of creating them')
     .option('--admin-token <token>', 'admin token to create workspaces (default PLAYLINE_ADMIN_TOKEN)')
     .option('--no-compare', 'do not read the owner summaries afterwards')
+    .option('--cleanup', 'delete the workspaces this run created, with their data, at the end (admin token)')
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `
 Fresh workspaces (the default) make the final comparison exact: the owner summary covers the
@@ -93,6 +101,8 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
       const baseUrl = opts.baseUrl.replace(/\/+$/, '');
       let shares = opts.errors ?? new Map(knownCodes.map((c) => [c, opts.errorShare / knownCodes.length]));
       const adminToken = opts.adminToken ?? process.env.PLAYLINE_ADMIN_TOKEN;
+      if (opts.cleanup && opts.credentials) throw new Error('--cleanup deletes the workspaces a run creates: it cannot be used with --credentials');
+      if (opts.cleanup && !adminToken) throw new Error('--cleanup needs the admin token (--admin-token or PLAYLINE_ADMIN_TOKEN)');
       await checkServer(baseUrl);
       const prepared = await prepareSimulation({
         baseUrl,
@@ -146,6 +156,7 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
         totals: report.totals,
         by_owner: report.byOwner,
         ...(server ? { server: { totals: server.totals, matches: server.matches } } : {}),
+        ...(opts.cleanup && adminToken ? { deleted_owners: await deleteWorkspaces(baseUrl, adminToken, createdOwners(prepared)) } : {}),
       };
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -153,6 +164,7 @@ last 3 minutes, so keep runs under 2 minutes when comparing. Example:
         process.stdout.write(`Simulated ${summary.duration_s}s: ${summary.sessions} sessions (${summary.sessions_per_s}/s) over ${summary.owners.length} owners, ${report.failed} requests failed, ${report.throttled} refusals throttled (429)\n`);
         process.stdout.write(`  sent:    ${totalsText(report.totals)}\n`);
         if (server) process.stdout.write(`  server:  ${totalsText(server.totals)}  (owner-summary ${server.matches ? 'matches' : 'DIFFERS'})\n`);
+        if (summary.deleted_owners) process.stdout.write(`  cleanup: deleted ${summary.deleted_owners.length} workspaces and their data\n`);
       }
       if (server && !server.matches) process.exitCode = 3;
     });
