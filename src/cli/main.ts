@@ -11,6 +11,8 @@ import { signCommand } from './sign.command.js';
 import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
+import { apiCommand } from './api.command.js';
+import { loginCommand, logoutCommand } from './login.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -23,11 +25,15 @@ Examples:
   playline serve --port 8080 --data-dir ./data     start on the embedded SQLite default
   playline workspaces create --name "Acme"          create a workspace (works while the server runs)
   playline keys create --owner <workspace id>       create an API key (the secret is printed once)
-  PLAYLINE_API_KEY=<key> playline sign --owner <id> /api/v4/workspace
-                                                    print a signed curl command`);
+  playline login --owner <workspace id>             save the workspace and its key (asked for, never shown)
+  playline api GET /api/v4/workspace                send a signed request, print the answer
+  playline sign /api/v4/workspace                   print a signed curl command`);
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
+  program.addCommand(loginCommand());
+  program.addCommand(logoutCommand());
+  program.addCommand(apiCommand());
   program.addCommand(signCommand());
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());

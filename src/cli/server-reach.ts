@@ -45,7 +45,8 @@ export async function fetchOrExplain(url: string, init?: RequestInit): Promise<R
   try {
     return await fetch(url, init);
   } catch (error) {
-    throw new Error(describeFetchFailure(url, error), { cause: error });
+    // Never the query: it may hold a signature.
+    throw new Error(describeFetchFailure(url.split('?')[0] ?? url, error), { cause: error });
   }
 }
 
