@@ -13,6 +13,7 @@ import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
 import { apiCommand } from './api.command.js';
 import { loginCommand, logoutCommand } from './login.command.js';
+import { backupCommand, restoreCommand } from './backup.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -38,6 +39,8 @@ Examples:
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());
   program.addCommand(clusterCommand());
+  program.addCommand(backupCommand());
+  program.addCommand(restoreCommand());
   return program;
 }
 
