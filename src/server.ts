@@ -45,6 +45,9 @@ const bootstrapBanner = (url: string, owner: string, key: string, nowMs: number)
     '',
     'Sign any request later with:',
     `  PLAYLINE_API_KEY='${key}' npx playline sign --owner ${owner} --base-url ${url} /api/v4/workspace`,
+    'or sign the CLI in once (it asks for the key) and call the API from it:',
+    `  npx playline login --base-url ${url} --owner ${owner}`,
+    '  npx playline api GET /api/v4/workspace',
     '',
   ];
 };
