@@ -15,10 +15,35 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
 
-const { values } = parseArgs({ options: { instances: { type: 'string', default: '2' }, port: { type: 'string', default: '8081' } } });
+const usage = `Usage: npm run cluster [-- --instances N] [--port FIRST_PORT]
+
+A local Playline cluster: N instances (default 2) on consecutive ports from FIRST_PORT (default
+8081) against the local PostgreSQL and Redis; prints their URLs, a workspace key and signed
+example commands; Ctrl-C stops them all.
+
+Environment: PLAYLINE_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/playline, created
+if missing), PLAYLINE_REDIS_URL (default redis://127.0.0.1:6379), PLAYLINE_SECRET_KEY and
+PLAYLINE_ADMIN_TOKEN (default: generated once into ./data/cluster/), PLAYLINE_LOG_LEVEL (warn).
+`;
+
+let parsed;
+try {
+  parsed = parseArgs({ options: { instances: { type: 'string', default: '2' }, port: { type: 'string', default: '8081' }, help: { type: 'boolean', short: 'h' } } });
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n\n${usage}`);
+  process.exit(2);
+}
+const { values } = parsed;
+if (values.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
 const count = Number(values.instances);
 const firstPort = Number(values.port);
-if (!Number.isInteger(count) || count < 1 || count > 16) throw new Error('--instances must be 1 to 16');
+if (!Number.isInteger(count) || count < 1 || count > 16 || !Number.isInteger(firstPort) || firstPort < 1 || firstPort + count > 65536) {
+  process.stderr.write(`--instances must be 1 to 16 and --port a port number\n\n${usage}`);
+  process.exit(2);
+}
 
 const stateDir = join(process.cwd(), 'data', 'cluster');
 mkdirSync(stateDir, { recursive: true, mode: 0o700 });

@@ -1,8 +1,9 @@
 /**
  * `npm run build` step: copies the files the compiled server reads at run time beside its
- * modules (the Lua scripts of the Redis statistics store) from src/ into dist/, same paths.
+ * modules (the Lua scripts of the Redis statistics store) from src/ into dist/, same paths,
+ * and makes the `playline` executable executable (npm does it on install; a direct path needs it).
  */
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,3 +17,4 @@ for (const path of files) {
   copyFileSync(join(root, 'src', path), target);
   process.stdout.write(`dist/${path}\n`);
 }
+chmodSync(join(root, 'dist', 'cli', 'bin.js'), 0o755);

@@ -14,6 +14,7 @@ import { onClientError, onFrameworkError } from './platform/http/raw-errors.js';
 import { connectionTimeouts, enforceBodyDeadlines, limitConnectionsPerAddress } from './platform/http/connection-limits.js';
 import { MAX_ID_LENGTH } from './platform/limits.js';
 import { recordRoutes } from './platform/http/route-table.js';
+import { registerFrontDoor } from './platform/http/front-door.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
@@ -96,6 +97,7 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   await app.register(async (api) => assetRoutes(api, { service: runtime.assets.service, maxUploadBytes: runtime.config.maxUploadBytes }), { prefix: API_PREFIX });
   await app.register(async (root) => playbackEdgeRoutes(root, runtime.playbackEdge, API_PREFIX));
   await app.register(async (web) => dashboardRoutes(web));
+  await registerFrontDoor(app);
 
   await app.ready();
   return app;

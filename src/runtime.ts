@@ -24,6 +24,10 @@ import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
 import { createAssets, type Assets, type AssetsDeps } from './modules/assets/assets.module.js';
+import { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
+import { existingWorkspaceIds } from './modules/workspaces/workspaces.repository.js';
+import { DeletedWorkspaceSweep } from './modules/vod-stats/deleted-workspace-sweep.js';
+import { workspaceDataParts } from './workspace-data.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -49,6 +53,8 @@ export interface Runtime {
   ingestGrants: IngestGrantService;
   /** Where accepted playback errors go: the Error Reporting dispatcher (or what a test wrapped it in). */
   readonly errorReports: ErrorReportSink;
+  /** Deletes a workspace with everything every module holds for it (see workspace-data.ts). */
+  workspaceDeletion: WorkspaceDeletion;
   /** Error Reporting: callback settings service, dispatcher, client. */
   errorReporting: ErrorReporting;
   /** Managed slicers: service and the task runner that carries out their tasks. */
@@ -87,6 +93,8 @@ export interface RuntimeOverrides {
   assets?: Pick<AssetsDeps, 'packager' | 'discover'>;
   /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
   errorReports?: (dispatcher: ErrorReportSink) => ErrorReportSink;
+  /** Cluster mode: give up connecting to Redis after this long (CLI commands). */
+  clusterConnectTimeoutMs?: number;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -115,7 +123,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(overrides.logDestination ? { destination: overrides.logDestination } : {}),
   });
   const moduleLog = (module: string) => log.child({ module });
-  const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster') }) : undefined;
+  const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster'), ...(overrides.clusterConnectTimeoutMs !== undefined ? { connectTimeoutMs: overrides.clusterConnectTimeoutMs } : {}) }) : undefined;
   const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
   const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
   const ingestGrants = new IngestGrantService({ db: storage.db, clock });
@@ -157,6 +165,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     workspaces,
     ingestGrants,
     errorReports,
+    workspaceDeletion: new WorkspaceDeletion(storage.db),
     errorReporting,
     managedSlicers,
     syndication,
@@ -197,6 +206,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
   // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).
   background.push(vodStats.work);
+
+  // Workspace deletion: every module's part; the statistics of deleted workspaces are swept once
+  // restored (before the server listens) and every minute, wherever they came back from.
+  for (const part of workspaceDataParts(runtime)) runtime.workspaceDeletion.register(part);
+  background.push(new DeletedWorkspaceSweep({
+    store: vodStats.store,
+    existing: (ids) => existingWorkspaceIds(storage.db, ids),
+    clock,
+    onError: (err) => moduleLog('workspaces').error({ err }, "sweep of deleted workspaces' statistics failed"),
+  }));
 
   // Cluster mode: heartbeats, takeovers and chores once the modules run; stopped before them.
   if (cluster) background.push(cluster.membership.housekeeping);

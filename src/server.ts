@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import type { App } from './platform/http/types.js';
 import { signV4 } from './platform/auth/v4-signature.js';
+import { API_REFERENCE_PATH, DASHBOARD_PATH, OPENAPI_PATH } from './platform/http/front-door.js';
 
 export interface RunningServer {
   app: App;
@@ -46,9 +47,18 @@ const bootstrapBanner = (url: string, owner: string, key: string, nowMs: number)
     '',
     'Sign any request later with:',
     `  PLAYLINE_API_KEY='${key}' npx playline sign --owner ${owner} --base-url ${url} /api/v4/workspace`,
+    'or sign the CLI in once (it asks for the key) and call the API from it:',
+    `  npx playline login --base-url ${url} --owner ${owner}`,
+    '  npx playline api GET /api/v4/workspace',
     '',
   ];
 };
+
+/** What a person opens first: the dashboard and the API reference. */
+const whereToLook = (url: string): string[] => [
+  `  Dashboard:      ${url}${DASHBOARD_PATH}`,
+  `  API reference:  ${url}${API_REFERENCE_PATH}  (OpenAPI document: ${url}${OPENAPI_PATH})`,
+];
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -63,6 +73,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host}:${port}`;
     const lines = created ? bootstrapBanner(url, created.owner, created.key, runtime.clock.now()) : [];
+    lines.push(...whereToLook(url));
     // The listening line comes last: scripts may wait for it and then read the banner.
     lines.push(`Playline listening on ${url} (storage: ${runtime.storage.engine}${runtime.mode === 'embedded' ? `, data dir ${config.dataDir}` : ''})`);
     print(lines.join('\n'));

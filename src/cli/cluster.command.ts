@@ -1,21 +1,42 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { Runtime } from '../runtime.js';
 import { printObject, printRows } from './output.js';
 import { addSettingOptions, storageKeys, withRuntime } from './storage-options.js';
 
-/** Runs `fn` with the runtime's Redis connections open (the data commands start no background work). */
+const DEFAULT_TIMEOUT_S = 5;
+
+const seconds = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > 600) throw new InvalidArgumentError('a number of seconds from 0 to 600');
+  return n;
+};
+
+/**
+ * Runs `fn` with the runtime's Redis connections open (the data commands start no background
+ * work); gives up with a clear message when Redis does not answer within `timeout` seconds.
+ */
 const withCluster = <T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>): Promise<T> =>
-  withRuntime(opts, async (runtime) => {
-    await runtime.cluster?.connection.start();
-    try {
-      return await fn(runtime);
-    } finally {
-      await runtime.cluster?.connection.stop();
-    }
-  });
+  withRuntime(
+    opts,
+    async (runtime) => {
+      await runtime.cluster?.connection.start();
+      try {
+        return await fn(runtime);
+      } finally {
+        await runtime.cluster?.connection.stop();
+      }
+    },
+    { overrides: { clusterConnectTimeoutMs: Math.round(Number(opts.timeout ?? DEFAULT_TIMEOUT_S) * 1000) } },
+  );
 
 const clusterCommandOf = (name: string, description: string) =>
-  addSettingOptions(new Command(name).description(description).option('--json', 'print JSON for scripts'), [...storageKeys, 'redisUrl', 'redisPrefix']);
+  addSettingOptions(
+    new Command(name)
+      .description(description)
+      .option('--json', 'print JSON for scripts')
+      .option('--timeout <seconds>', 'give up when Redis does not answer within this long', seconds, DEFAULT_TIMEOUT_S),
+    [...storageKeys, 'redisUrl', 'redisPrefix'],
+  );
 
 /** `playline cluster status|rebuild-stats`: the admin API's cluster calls, without a server. */
 export function clusterCommand(): Command {

@@ -1,5 +1,8 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { sendLogsToStderr } from '../platform/logger.js';
 import { ConfigError } from '../platform/config.js';
 import { isAppError } from '../platform/errors.js';
 import { serveCommand } from './serve.command.js';
@@ -10,6 +13,9 @@ import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
 import { assetsCommand } from './assets.command.js';
 import { ingestGrantsCommand } from './ingest-grants.command.js';
+import { apiCommand } from './api.command.js';
+import { loginCommand, logoutCommand } from './login.command.js';
+import { backupCommand, restoreCommand } from './backup.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -22,25 +28,34 @@ Examples:
   playline serve --port 8080 --data-dir ./data     start on the embedded SQLite default
   playline workspaces create --name "Acme"          create a workspace (works while the server runs)
   playline keys create --owner <workspace id>       create an API key (the secret is printed once)
-  PLAYLINE_API_KEY=<key> playline sign --owner <id> /api/v4/workspace
-                                                    print a signed curl command
-  PLAYLINE_API_KEY=<key> playline assets upload movie.mp4 --owner <id> --wait
-                                                    upload media to a running server, packaged to HLS`);
+  playline login --owner <workspace id>             save the workspace and its key (asked for, never shown)
+  playline api GET /api/v4/workspace                send a signed request, print the answer
+  playline sign /api/v4/workspace                   print a signed curl command
+  playline assets upload movie.mp4 --wait           upload media to a running server, packaged to HLS`);
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
   program.addCommand(ingestGrantsCommand());
+  program.addCommand(loginCommand());
+  program.addCommand(logoutCommand());
+  program.addCommand(apiCommand());
   program.addCommand(signCommand());
   program.addCommand(signPlaybackCommand());
   program.addCommand(simulateCommand());
   program.addCommand(clusterCommand());
   program.addCommand(assetsCommand());
+  program.addCommand(backupCommand());
+  program.addCommand(restoreCommand());
   return program;
 }
 
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildCli();
   program.exitOverride();
+  // Only `serve` writes logs to stdout; every other command's stdout is its output (--json included).
+  program.hook('preAction', (_program, action) => {
+    if (action.name() !== 'serve') sendLogsToStderr();
+  });
   for (const sub of program.commands) {
     sub.exitOverride();
     for (const leaf of sub.commands) leaf.exitOverride();
@@ -57,15 +72,33 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && /cli[/\\]main\.[jt]s$/.test(process.argv[1]);
-if (invokedDirectly) {
-  runCli(process.argv).then(
-    (code) => {
-      if (code !== 0) process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`playline: ${String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+/**
+ * Runs the CLI as the process: its exit code, and a reader that closes the pipe early
+ * (`playline --help | head -1`) ends the program quietly instead of crashing on EPIPE.
+ */
+export function runAsProgram(argv: string[]): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+  void runCli(argv).then((code) => {
+    if (code !== 0) process.exitCode = code;
+  });
 }
+
+/**
+ * Whether this module is the program itself (`node dist/cli/main.js`, `tsx src/cli/main.ts`),
+ * compared by real path: a symlink to it counts, an import (tests, bin.ts) does not.
+ */
+const isProgram = (script: string | undefined): boolean => {
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+};
+
+if (isProgram(process.argv[1])) runAsProgram(process.argv);

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { signV4 } from '../platform/auth/v4-signature.js';
+import { resolveCredentials } from './profiles.js';
 
 const shellQuote = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
 
@@ -22,15 +23,20 @@ export function signCommand(): Command {
   return new Command('sign')
     .description('Print a signed curl command for an API path (valid for the server\'s timestamp tolerance, 5 minutes by default)')
     .argument('<path>', 'API path, e.g. /api/v4/monitoring/vod-stats?top=10')
-    .requiredOption('--owner <workspace_id>', 'the workspace that signs')
-    .option('--key <api_key>', 'the API key (prefer the PLAYLINE_API_KEY variable: flags show up in shell history)')
-    .option('--base-url <url>', 'where the server is', process.env.PLAYLINE_BASE_URL ?? 'http://127.0.0.1:8080')
+    .option('--owner <workspace_id>', 'the workspace that signs (default: the profile\'s, see playline login)')
+    .option('--key <api_key>', 'the API key (prefer the PLAYLINE_API_KEY variable or playline login: flags show up in shell history)')
+    .option('--base-url <url>', 'where the server is (default: PLAYLINE_BASE_URL, the profile\'s, or http://127.0.0.1:8080)')
+    .option('--profile <name>', 'the saved sign-in to use (default: PLAYLINE_PROFILE or "default")')
     .option('-X, --method <method>', 'HTTP method', 'GET')
     .option('--data <json>', 'JSON body to send')
     .option('--json', 'print {url, msg, sig, command} as JSON')
     .action((path: string, opts: Record<string, string | boolean | undefined>) => {
-      const key = (opts.key as string | undefined) ?? process.env.PLAYLINE_API_KEY;
-      if (!key) throw new Error('No API key: pass --key or set PLAYLINE_API_KEY');
+      const who = resolveCredentials({
+        ...(typeof opts.owner === 'string' ? { owner: opts.owner } : {}),
+        ...(typeof opts.key === 'string' ? { key: opts.key } : {}),
+        ...(typeof opts.baseUrl === 'string' ? { baseUrl: opts.baseUrl } : {}),
+        ...(typeof opts.profile === 'string' ? { profile: opts.profile } : {}),
+      });
       if (opts.data !== undefined) {
         try {
           JSON.parse(String(opts.data));
@@ -39,10 +45,10 @@ export function signCommand(): Command {
         }
       }
       const command = signedCurl({
-        baseUrl: String(opts.baseUrl),
+        baseUrl: who.baseUrl,
         path,
-        owner: String(opts.owner),
-        key,
+        owner: who.owner,
+        key: who.key,
         method: String(opts.method).toUpperCase(),
         ...(opts.data !== undefined ? { data: String(opts.data) } : {}),
         nowMs: Date.now(),

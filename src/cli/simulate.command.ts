@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { playbackErrorMeaning } from '../modules/vod-stats/playback-error-codes.js';
 import { prepareSimulation, sameTotals, serverTotals, type OwnerCredentials } from '../modules/playback-edge/simulator-setup.js';
 import { TrafficSimulator, type TrafficProgress, type TrafficTotals } from '../modules/playback-edge/traffic-simulator.js';
+import { checkServer } from './server-reach.js';
+import { deleteWorkspaces } from './simulate-cleanup.js';
 
 /** `500ms`, `10s`, `2m`, `1h`, or plain seconds, as milliseconds. */
 export function parseDurationMs(value: string): number {
@@ -57,6 +59,11 @@ const progressLine = (p: TrafficProgress) => {
   return `[${seconds.toFixed(1)}s] sessions ${p.sessions} (${(p.sessions / Math.max(seconds, 0.001)).toFixed(1)}/s), in flight ${p.inFlight}, ok ${p.totals.manifest}, errors ${errors}: ${errorsText(p.totals.errors)}`;
 };
 
+/** Every workspace a run created: its owners, and the content owner it may have lent itself for code 102. */
+const createdOwners = (prepared: Awaited<ReturnType<typeof prepareSimulation>>): string[] => [
+  ...new Set([...prepared.credentials.map((c) => c.owner), ...prepared.owners.flatMap((o) => (o.contentOwner === null ? [] : [o.contentOwner]))]),
+];
+
 interface SimulateOptions {
   baseUrl: string;
   rate: number;
@@ -71,6 +78,7 @@ interface SimulateOptions {
   adminToken?: string;
   compare: boolean;
   mediaDir: string;
+  cleanup?: boolean;
   json?: boolean;
 }
 
@@ -91,6 +99,7 @@ export function simulateCommand(): Command {
     .option('--admin-token <token>', 'admin token to create workspaces (default PLAYLINE_ADMIN_TOKEN)')
     .option('--no-compare', 'do not read the owner summaries afterwards')
     .option('--media-dir <dir>', 'the server\'s media root, where the simulated assets are packaged (ffmpeg makes one short clip)', defaultMediaRoot())
+    .option('--cleanup', 'delete the workspaces this run created, with their data, at the end (admin token)')
     .option('--json', 'print the summary as JSON')
     .addHelpText('after', `
 Fresh workspaces (the default) make the final comparison exact: the owner summary covers the
@@ -104,6 +113,9 @@ linked), so run it on the server's machine or against a shared media directory. 
       const baseUrl = opts.baseUrl.replace(/\/+$/, '');
       let shares = opts.errors ?? new Map(knownCodes.map((c) => [c, opts.errorShare / knownCodes.length]));
       const adminToken = opts.adminToken ?? process.env.PLAYLINE_ADMIN_TOKEN;
+      if (opts.cleanup && opts.credentials) throw new Error('--cleanup deletes the workspaces a run creates: it cannot be used with --credentials');
+      if (opts.cleanup && !adminToken) throw new Error('--cleanup needs the admin token (--admin-token or PLAYLINE_ADMIN_TOKEN)');
+      await checkServer(baseUrl);
       const prepared = await prepareSimulation({
         baseUrl,
         ...(opts.credentials ? { credentials: opts.credentials } : {}),
@@ -158,6 +170,7 @@ linked), so run it on the server's machine or against a shared media directory. 
         totals: report.totals,
         by_owner: report.byOwner,
         ...(server ? { server: { totals: server.totals, matches: server.matches } } : {}),
+        ...(opts.cleanup && adminToken ? { deleted_owners: await deleteWorkspaces(baseUrl, adminToken, createdOwners(prepared)) } : {}),
       };
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -165,6 +178,7 @@ linked), so run it on the server's machine or against a shared media directory. 
         process.stdout.write(`Simulated ${summary.duration_s}s: ${summary.sessions} sessions (${summary.sessions_per_s}/s) over ${summary.owners.length} owners, ${report.failed} requests failed, ${report.throttled} refusals throttled (429)\n`);
         process.stdout.write(`  sent:    ${totalsText(report.totals)}\n`);
         if (server) process.stdout.write(`  server:  ${totalsText(server.totals)}  (owner-summary ${server.matches ? 'matches' : 'DIFFERS'})\n`);
+        if (summary.deleted_owners) process.stdout.write(`  cleanup: deleted ${summary.deleted_owners.length} workspaces and their data\n`);
       }
       if (server && !server.matches) process.exitCode = 3;
     });

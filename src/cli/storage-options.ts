@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, settings, type Config, type ConfigKey } from '../platform/config.js';
-import { createRuntime, type Runtime } from '../runtime.js';
+import { SQLITE_FILE } from '../platform/db/database.js';
+import { createRuntime, type Runtime, type RuntimeOverrides } from '../runtime.js';
 
 const camel = (flag: string) => flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
@@ -26,9 +29,29 @@ export function configFrom(opts: Record<string, unknown>, env: NodeJS.ProcessEnv
   return loadConfig(env, flags);
 }
 
+export interface DataCommandOptions {
+  /**
+   * The command may start a new data directory (`workspaces create`). Every other command
+   * refuses a directory without Playline data: a mistyped --data-dir must not quietly get a new
+   * empty database (and a new secret key) that then answers "(none)".
+   */
+  mayCreate?: boolean;
+  overrides?: RuntimeOverrides;
+}
+
+/** Throws when the embedded data directory of `config` holds no Playline database. */
+export function requirePlaylineData(config: Config): void {
+  if (config.databaseUrl !== undefined) return;
+  if (!existsSync(join(config.dataDir, SQLITE_FILE))) {
+    throw new Error(`no Playline data in ${resolve(config.dataDir)} (no ${SQLITE_FILE}): check --data-dir or PLAYLINE_DATA_DIR`);
+  }
+}
+
 /** Opens the same storage the server uses (its data dir or database), runs `fn`, closes. */
-export async function withRuntime<T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await createRuntime(configFrom(opts));
+export async function withRuntime<T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>, options: DataCommandOptions = {}): Promise<T> {
+  const config = configFrom(opts);
+  if (options.mayCreate !== true) requirePlaylineData(config);
+  const runtime = await createRuntime(config, options.overrides);
   try {
     return await fn(runtime);
   } finally {

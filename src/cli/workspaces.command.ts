@@ -8,12 +8,12 @@ const dataCommand = (name: string, description: string) =>
   addSettingOptions(new Command(name).description(description).option('--json', 'print JSON for scripts'), storageKeys);
 
 export function workspacesCommand(): Command {
-  const command = new Command('workspaces').description('Create and list workspaces (on the server\'s data dir or database, running or not)');
+  const command = new Command('workspaces').description('Create, list and delete workspaces (on the server\'s data dir or database, running or not)');
   command.addCommand(
     dataCommand('create', 'Create a workspace and print its id')
       .requiredOption('--name <name>', 'a name people recognise')
       .action(async (opts: Record<string, unknown>) => {
-        const view = await withRuntime(opts, async (rt) => workspaceView(await rt.workspaces.createWorkspace(String(opts.name))));
+        const view = await withRuntime(opts, async (rt) => workspaceView(await rt.workspaces.createWorkspace(String(opts.name))), { mayCreate: true });
         printObject({ id: view.id, name: view.name, created_at: new Date(view.created_at).toISOString() }, opts.json === true);
       }),
   );
@@ -22,6 +22,25 @@ export function workspacesCommand(): Command {
       const rows = await withRuntime(opts, async (rt) => (await rt.workspaces.listWorkspaces()).map((w) => workspaceView(w)));
       printRows(rows.map((w) => ({ id: w.id, name: w.name, created_at: new Date(w.created_at).toISOString() })), opts.json === true, ['id', 'name', 'created_at']);
     }),
+  );
+  command.addCommand(
+    dataCommand('delete', 'Delete a workspace with all its data: keys, publishing targets and schedules, slicers and tasks, playback catalogue, callback settings, statistics')
+      .argument('<workspace_id>', 'the workspace (see workspaces list)')
+      .option('--yes', 'confirm: the deletion cannot be undone')
+      .addHelpText('after', `
+A running embedded server notices within a minute (statistics) or two seconds (keys, callbacks);
+with a server running, the admin API (DELETE /api/v4/admin/workspaces/<id>) deletes at once.`)
+      .action(async (id: string, opts: Record<string, unknown>) => {
+        const result = await withRuntime(opts, async (rt) => {
+          const workspace = await rt.workspaces.getWorkspace(id);
+          if (opts.yes !== true) return { refused: workspace.name };
+          return { deleted: await rt.workspaceDeletion.delete(id) };
+        });
+        if ('refused' in result) throw new Error(`deleting workspace ${id} (${result.refused}) removes all its data and cannot be undone: run again with --yes`);
+        const { deleted } = result;
+        if (opts.json === true) printObject({ id: deleted.id, name: deleted.name, deleted: deleted.deleted }, true);
+        else printObject({ id: deleted.id, name: deleted.name, deleted: Object.entries(deleted.deleted).map(([part, n]) => `${part} ${n}`).join(', ') }, false);
+      }),
   );
   return command;
 }

@@ -13,11 +13,22 @@ const SECRET_FIELDS = ['secret', 'password', 'stream_id', 'target_stream', 'apiK
 export const REDACTED_PATHS = ['req.headers.authorization', 'headers.authorization', ...SECRET_FIELDS, ...SECRET_FIELDS.map((field) => `*.${field}`)];
 export const REDACTED = '********';
 
+/**
+ * Where loggers write by default: stdout (the server, whose stdout is its log), or stderr for the
+ * other CLI commands, whose stdout is their output (`--json` must stay pure JSON).
+ */
+let logFd: 1 | 2 = 1;
+
+/** Sends every logger created from now on to stderr (the CLI does it for every command but serve). */
+export const sendLogsToStderr = (): void => {
+  logFd = 2;
+};
+
 export interface LoggerSettings {
   level: Config['logLevel'];
   /** Fields on every line (cluster mode: the instance id), besides pid and hostname. */
   bindings?: Record<string, string>;
-  /** Where lines go; default stdout. Tests capture lines here. */
+  /** Where lines go; default stdout (stderr once sendLogsToStderr was called). Tests capture lines here. */
   destination?: DestinationStream;
 }
 
@@ -37,6 +48,7 @@ export function createLogger(settings: LoggerSettings): Logger {
       err: pino.stdSerializers.err,
     },
   };
+  if (settings.destination) return pino(options, settings.destination);
   // pino's own stdout destination is flushed on process exit: a last line before process.exit is not lost.
-  return settings.destination ? pino(options, settings.destination) : pino(options);
+  return logFd === 1 ? pino(options) : pino(options, pino.destination({ fd: 2, sync: true }));
 }

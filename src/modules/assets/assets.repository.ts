@@ -239,3 +239,13 @@ function toAsset(row: AssetRow): AssetRecord {
     updatedAt: Number(row.updated_at),
   };
 }
+
+/**
+ * Deletes every asset row (and queued job) of a workspace being deleted; how many rows went.
+ * Runs inside the deletion's transaction (`db` is that transaction).
+ */
+export async function deleteWorkspaceAssets(db: Db, workspaceId: string): Promise<number> {
+  const jobs = await db.deleteFrom('asset_jobs').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const assets = await db.deleteFrom('assets').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return Number(jobs.numDeletedRows) + Number(assets.numDeletedRows);
+}

@@ -102,6 +102,18 @@ export class AssetService {
     await this.deps.files.removeAll(owner, assetId);
   }
 
+  /**
+   * Before a workspace's rows go: stops packaging its assets and removes their media (sources,
+   * work and packaged output), so nothing of it is left on disk.
+   */
+  async stopAndRemoveMedia(owner: string): Promise<void> {
+    const { items } = await this.deps.store.list(owner, {}, undefined);
+    for (const asset of items) {
+      await this.deps.runner.cancel(asset.id);
+      await this.deps.files.removeAll(owner, asset.id);
+    }
+  }
+
   /** The poster image of a ready asset. */
   async posterPath(owner: string, assetId: string): Promise<string> {
     const asset = await this.get(owner, assetId);

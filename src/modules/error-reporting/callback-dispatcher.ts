@@ -120,6 +120,12 @@ export class CallbackDispatcher implements ErrorReportSink {
     for (const route of next.values()) this.setRoute(route.owner, route);
   }
 
+  /** A deleted workspace: no route, no delivery log (reports still queued for it are dropped when they come up). */
+  forgetWorkspace(owner: string): void {
+    this.setRoute(owner, undefined);
+    this.log.forgetWorkspace(owner);
+  }
+
   routeFor(owner: string): CallbackRoute | undefined {
     return this.routes.get(owner);
   }

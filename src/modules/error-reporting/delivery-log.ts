@@ -101,6 +101,11 @@ export class DeliveryLog {
   }
 
   /** Counters and recent attempts (newest first) of one workspace. */
+  /** Forgets a deleted workspace's attempts and counters (the totals keep what happened). */
+  forgetWorkspace(owner: string): void {
+    this.workspaces.delete(owner);
+  }
+
   forWorkspace(owner: string): { counters: DeliveryCounters; recent: DeliveryAttempt[] } {
     const log = this.workspaces.get(owner);
     if (!log) return { counters: emptyCounters(), recent: [] };

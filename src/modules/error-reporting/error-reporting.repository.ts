@@ -40,3 +40,7 @@ export const findSettingsOf = (db: Db, owners: readonly string[]) =>
   owners.length === 0
     ? Promise.resolve([])
     : db.selectFrom('error_reporting_settings').selectAll().where('workspace_id', 'in', owners).execute();
+
+/** Deletes a workspace's callback settings (deleting the workspace); rows deleted. */
+export const deleteWorkspaceRows = async (db: Db, owner: string): Promise<number> =>
+  Number((await db.deleteFrom('error_reporting_settings').where('workspace_id', '=', owner).executeTakeFirst()).numDeletedRows);

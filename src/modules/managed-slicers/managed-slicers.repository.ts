@@ -262,3 +262,13 @@ export function toTask(row: TaskRow): TaskRecord {
     attempts: Number(row.attempts),
   };
 }
+
+/**
+ * Deletes every slicer and task of a workspace (deleting the workspace); rows deleted. A task the
+ * runner holds at that moment finds its rows gone and ends without effect.
+ */
+export async function deleteWorkspaceSlicers(db: Db, workspaceId: string): Promise<number> {
+  const tasks = await db.deleteFrom('managed_slicer_tasks').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const slicers = await db.deleteFrom('managed_slicers').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return Number(tasks.numDeletedRows) + Number(slicers.numDeletedRows);
+}

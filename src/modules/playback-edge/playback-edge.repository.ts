@@ -110,3 +110,12 @@ export const deletePrivateAsset = async (db: Db, owner: string, assetId: string)
   const result = await db.deleteFrom('playback_private_assets').where('workspace_id', '=', owner).where('asset_id', '=', assetId).executeTakeFirst();
   return Number(result.numDeletedRows);
 };
+
+/** Deletes the whole playback catalogue of a workspace (deleting the workspace); rows deleted. */
+export async function deleteWorkspaceRows(db: Db, owner: string): Promise<number> {
+  let rows = 0;
+  for (const table of ['playback_app_keys', 'playback_ad_configs', 'playback_drm_policies', 'playback_private_assets'] as const) {
+    rows += Number((await db.deleteFrom(table).where('workspace_id', '=', owner).executeTakeFirst()).numDeletedRows);
+  }
+  return rows;
+}

@@ -186,3 +186,16 @@ export const findClippingProfile = (db: SyndicationDb, workspaceId: string, id: 
 
 export const listClippingProfiles = (db: SyndicationDb, workspaceId: string): Promise<ClippingProfileRow[]> =>
   db.selectFrom('syndication_clipping_profiles').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
+
+/** Deletes every schedule, target and clipping profile of a workspace (deleting the workspace); rows deleted. */
+export async function deleteWorkspaceRows(db: SyndicationDb, workspaceId: string): Promise<number> {
+  let rows = 0;
+  for (const table of ['syndication_schedules', 'syndication_targets', 'syndication_clipping_profiles'] as const) {
+    rows += Number((await db.deleteFrom(table).where('workspace_id', '=', workspaceId).executeTakeFirst()).numDeletedRows);
+  }
+  return rows;
+}
+
+/** The schedules of a workspace that are publishing (to stop before the workspace goes). */
+export const listActiveSchedules = (db: SyndicationDb, workspaceId: string): Promise<ScheduleRow[]> =>
+  db.selectFrom('syndication_schedules').selectAll().where('workspace_id', '=', workspaceId).where('status', '=', 'active').execute();

@@ -28,3 +28,12 @@ export const grantorsOf = async (db: Db, granteeId: string): Promise<string[]> =
 /** Which of `ids` are workspaces. */
 export const existingWorkspaces = async (db: Db, ids: readonly string[]): Promise<string[]> =>
   ids.length === 0 ? [] : (await db.selectFrom('workspaces').select('id').where('id', 'in', ids).execute()).map((r) => r.id);
+
+/** Deletes every grant a workspace gave or was given (the workspace is being deleted); how many went. */
+export const deleteWorkspaceGrants = async (db: Db, workspaceId: string): Promise<number> => {
+  const result = await db
+    .deleteFrom('ingest_grants')
+    .where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb('grantee_id', '=', workspaceId)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+};

@@ -32,3 +32,20 @@ export const revokeApiKey = (db: Db, workspaceId: string, keyId: string, at: num
     .where('id', '=', keyId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
+
+/** Deletes a workspace and its keys (after every module deleted its rows); rows deleted, 0: no such workspace. */
+export const deleteWorkspace = async (db: Db, id: string): Promise<number> => {
+  const keys = Number((await db.deleteFrom('api_keys').where('workspace_id', '=', id).executeTakeFirst()).numDeletedRows);
+  const workspaces = Number((await db.deleteFrom('workspaces').where('id', '=', id).executeTakeFirst()).numDeletedRows);
+  return workspaces === 0 ? 0 : keys + workspaces;
+};
+
+/** The ids among `ids` that are workspaces (statistics are kept only for those). */
+export const existingWorkspaceIds = async (db: Db, ids: readonly string[]): Promise<Set<string>> => {
+  const found = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('workspaces').select('id').where('id', 'in', ids.slice(i, i + 500)).execute();
+    for (const row of rows) found.add(row.id);
+  }
+  return found;
+};

@@ -7,13 +7,15 @@ import type { Authenticator } from '../../platform/auth/authenticator.js';
 import type { WorkspaceService } from './workspaces.service.js';
 import type { IngestGrantService } from './ingest-grants.service.js';
 import { ingestGrantRoutes } from './ingest-grants.routes.js';
+import type { WorkspaceDeletion } from './workspace-deletion.js';
 import {
-  ApiKeySchema, CreateKeyBody, CreateWorkspaceBody, KeyParams, WorkspaceParams, WorkspaceSchema, collectionOf,
+  ApiKeySchema, CreateKeyBody, CreateWorkspaceBody, DeletedWorkspaceSchema, KeyParams, WorkspaceParams, WorkspaceSchema, collectionOf,
 } from './workspaces.schema.js';
 import { apiKeyView, workspaceView } from './workspaces.view.js';
 
 export interface WorkspaceRouteDeps {
   workspaces: WorkspaceService;
+  workspaceDeletion: WorkspaceDeletion;
   keyRing: KeyRing;
   authenticator: Authenticator;
   ingestGrants: IngestGrantService;
@@ -67,6 +69,20 @@ export async function workspaceRoutes(app: App, deps: WorkspaceRouteDeps): Promi
   }, async () => {
     const items = (await workspaces.listWorkspaces()).map((w) => workspaceView(w));
     return { '@id': '/api/v4/admin/workspaces', '@type': 'Collection' as const, items, total_items: items.length };
+  });
+
+  app.delete('/admin/workspaces/:workspace_id', {
+    config: admin,
+    schema: {
+      tags: ['admin'],
+      summary: 'Delete a workspace with all its data: keys, publishing targets and schedules, slicers and tasks, playback catalogue, callback settings and deliveries, statistics',
+      security: adminSecurity,
+      params: WorkspaceParams,
+      response: { 200: DeletedWorkspaceSchema, ...problemResponses(401, 404) },
+    },
+  }, async (request) => {
+    const deleted = await deps.workspaceDeletion.delete(request.params.workspace_id);
+    return { '@id': `/api/v4/admin/workspaces/${deleted.id}`, '@type': 'Workspace' as const, id: deleted.id, name: deleted.name, message: 'Deleted' as const, deleted: deleted.deleted };
   });
 
   app.post('/admin/workspaces/:workspace_id/keys', {

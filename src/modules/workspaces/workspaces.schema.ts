@@ -25,6 +25,17 @@ export const ApiKeySchema = Type.Object(
   },
 );
 
+export const DeletedWorkspaceSchema = Type.Object({
+  '@id': Type.String(),
+  '@type': Type.Literal('Workspace'),
+  id: Type.String(),
+  name: Type.String(),
+  message: Type.Literal('Deleted'),
+  deleted: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+    description: 'Rows deleted per module (workspace: the workspace and its keys); statistics and caches are erased too',
+  }),
+});
+
 export const CreateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 export const CreateKeyBody = Type.Object(
   {

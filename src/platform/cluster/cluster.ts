@@ -17,6 +17,11 @@ export interface ClusterDeps {
   instanceId?: string;
   /** The runtime's logger for cluster plumbing (a child of the root). */
   log: ClusterLog;
+  /**
+   * Gives up connecting to Redis after this long (the CLI: a command must end with a clear
+   * message, never hang). Default: none, the server keeps trying and says so in its log.
+   */
+  connectTimeoutMs?: number;
 }
 
 /** What cluster mode adds to a runtime: the shared Redis connections, the change feed and the membership. */
@@ -47,18 +52,41 @@ export function createCluster(deps: ClusterDeps): Cluster {
   const prefix = config.redisPrefix;
   const { log } = deps;
   const instanceId = deps.instanceId ?? newInstanceId();
-  const redis = new Redis(redisUrl, redisOptions);
-  const subscriber = new Redis(redisUrl, { ...redisOptions, maxRetriesPerRequest: null });
-  for (const client of [redis, subscriber]) client.on('error', (err: Error) => log.warn({ err: err.message }, 'Redis connection problem'));
+  const options = { ...redisOptions, connectTimeout: Math.min(redisOptions.connectTimeout, deps.connectTimeoutMs ?? Infinity) };
+  const redis = new Redis(redisUrl, options);
+  const subscriber = new Redis(redisUrl, { ...options, maxRetriesPerRequest: null });
+  let lastError = '';
+  for (const client of [redis, subscriber]) {
+    client.on('error', (err: Error) => {
+      lastError = err.message;
+      log.warn({ err: err.message }, 'Redis connection problem');
+    });
+  }
   const feed = new ChangeFeed({ publisher: redis, subscriber, prefix: `${prefix}feed:`, instanceId });
   const membership = new Membership({ redis, prefix: `${prefix}cluster:`, instanceId, clock, log });
   const connection: BackgroundWork = {
     name: 'cluster connection',
     async start() {
+      const connected = Promise.all([redis.connect(), subscriber.connect()]);
+      const why = () => (lastError === '' ? 'no answer' : lastError);
+      let cancelTimer: (() => void) | undefined;
+      const timeoutMs = deps.connectTimeoutMs;
+      const timedOut =
+        timeoutMs === undefined
+          ? undefined
+          : new Promise<never>((_resolve, reject) => {
+              cancelTimer = clock.setTimer(() => reject(new Error(`Redis is not reachable at ${redactUrl(redisUrl)} within ${timeoutMs / 1000} s (${why()})`)), timeoutMs);
+            });
       try {
-        await Promise.all([redis.connect(), subscriber.connect()]);
+        await (timedOut ? Promise.race([connected, timedOut.catch((err: unknown) => Promise.reject(err))]) : connected);
       } catch (err) {
-        throw new Error(`Redis is not reachable at ${redactUrl(redisUrl)}: ${(err as Error).message}`, { cause: err });
+        // No reconnecting in the background of a start that failed: the process can end.
+        redis.disconnect();
+        subscriber.disconnect();
+        if ((err as Error).message.startsWith('Redis is not reachable')) throw err;
+        throw new Error(`Redis is not reachable at ${redactUrl(redisUrl)}: ${why()}`, { cause: err });
+      } finally {
+        cancelTimer?.();
       }
       log.info({ instanceId }, 'joined the cluster');
     },

@@ -29,6 +29,9 @@ export interface Storage {
 // bigint columns hold millisecond times and counters well inside 2^53: read them as numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
 
+/** The embedded database's file in the data directory. */
+export const SQLITE_FILE = 'playline.db';
+
 export interface StorageOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
@@ -50,7 +53,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
 }
 
 function openSqlite(options: StorageOptions): Storage {
-  const file = options.sqliteFile ?? 'playline.db';
+  const file = options.sqliteFile ?? SQLITE_FILE;
   let path = file;
   if (file !== ':memory:') {
     mkdirSync(options.dataDir, { recursive: true });

@@ -60,6 +60,8 @@ export class MemoryStatsStore implements StatsStore {
   private frozen = false;
   /** Events for a new asset of a workspace already holding the maximum, dropped (for metrics). */
   droppedEvents = 0;
+  /** Workspaces erased while frozen: erased at `thaw`, so a snapshot being copied never sees a half-erased state. */
+  private readonly erasures = new Set<string>();
 
   constructor(options: MemoryStatsStoreOptions) {
     this.clock = options.clock;
@@ -107,6 +109,31 @@ export class MemoryStatsStore implements StatsStore {
 
   thaw(): void {
     this.frozen = false;
+    for (const owner of this.erasures) this.eraseNow(owner);
+    this.erasures.clear();
+  }
+
+  eraseOwner(owner: string): Promise<void> {
+    if (this.frozen) this.erasures.add(owner);
+    else this.eraseNow(owner);
+    return Promise.resolve();
+  }
+
+  private eraseNow(owner: string): void {
+    const state = this.owners.get(owner);
+    if (state !== undefined) {
+      this.owners.delete(owner);
+      this.unranked.delete(state);
+      if (this.cachedOwner === state) this.cachedOwner = undefined;
+    }
+    if (this.pending.some((b) => b.events.some((e) => e.owner === owner))) {
+      this.pending = this.pending.map((b) => ({ receivedAt: b.receivedAt, events: b.events.filter((e) => e.owner !== owner) }));
+      this.pendingEvents = this.pending.reduce((n, b) => n + b.events.length, 0);
+    }
+  }
+
+  ownerIds(): Promise<string[]> {
+    return Promise.resolve([...this.owners.keys()]);
   }
 
   /** The state as snapshot lines (see store-snapshot.ts); freeze first if consumed across awaits. */

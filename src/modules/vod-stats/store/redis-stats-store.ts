@@ -223,6 +223,31 @@ export class RedisStatsStore implements StatsStore {
     return result;
   }
 
+  /**
+   * Deletes every key of a workspace: each asset's hashes (found through its ranking), the
+   * ranking and expiry sets, the summary and history hashes, and its entry in the owner set.
+   * (Events of it still waiting for a stats delay are counted when released, then erased by the
+   * next sweep of deleted workspaces.)
+   */
+  async eraseOwner(owner: string): Promise<void> {
+    const rank = rankKey(this.prefix, owner);
+    for await (const flat of this.redis.zscanStream(rank, { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
+      const ids = flat.filter((_, i) => i % 2 === 0).map((member) => member.slice(32));
+      const keys = ids.flatMap((id) => (['a', 'h', 'q', 's'] as const).map((kind) => assetKey(this.prefix, kind, owner, id)));
+      if (keys.length > 0) await this.redis.unlink(...keys);
+    }
+    await this.redis.unlink(rank, `${this.prefix}x:${owner}`, ownerKey(this.prefix, owner), ownerHistoryKey(this.prefix, owner), ownerQoeKey(this.prefix, owner));
+    await this.redis.srem(`${this.prefix}owners`, owner);
+    const mine = assetKey(this.prefix, 'a', owner, '');
+    for (const key of [...this.memo.keys()]) if (key.startsWith(mine)) this.memo.delete(key);
+  }
+
+  async ownerIds(): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const owners of this.redis.sscanStream(`${this.prefix}owners`, { count: SCAN_COUNT }) as AsyncIterable<string[]>) ids.push(...owners);
+    return [...new Set(ids)];
+  }
+
   /** Counts by scanning every asset: for tests and occasional inspection, not for hot paths. */
   async size(): Promise<StoreSize> {
     const size: StoreSize = { owners: 0, assets: 0, buckets: 0, sessions: 0, ownerBuckets: 0, pendingEvents: 0 };

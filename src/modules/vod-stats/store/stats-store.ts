@@ -104,5 +104,12 @@ export interface StatsStore {
   history(owner: string, assetId: string | undefined, from: number, to: number): Promise<HistoryPoint[] | undefined>;
   /** Drops what no query can show any more (expired assets, dead buckets and sessions). */
   prune(): Promise<PruneResult>;
+  /**
+   * Forgets every statistic of a workspace (deleted): its assets, summary, history and marks,
+   * and its events still waiting for the stats delay.
+   */
+  eraseOwner(owner: string): Promise<void>;
+  /** The workspaces the store holds statistics for (to erase those of deleted workspaces). */
+  ownerIds(): Promise<string[]>;
   size(): Promise<StoreSize>;
 }
