@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { playline } from '../helpers/cli.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { writeFakeAsset } from '../../src/modules/playback-edge/testing/media-fixtures.js';
 
 describe('playline login, api, and the profile other client commands use', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-login-e2e-'));
@@ -80,6 +81,8 @@ describe('playline login, api, and the profile other client commands use', () =>
     assert.equal(playback.status, 0, playback.stderr);
     const { url } = JSON.parse(playback.stdout) as { url: string };
     assert.ok(url.startsWith(`${server.url}/play/movie-1.m3u8?`) && url.includes(`oid=${owner}`), url);
+    // A packaged asset of the workspace's library (written in place, as the asset library leaves it).
+    await writeFakeAsset(join(dataDir, 'media'), owner, 'movie-1');
     assert.equal((await fetch(url)).status, 200);
   });
 

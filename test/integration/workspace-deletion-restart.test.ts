@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../src/platform/clock.js';
@@ -26,8 +26,11 @@ test('a deleted workspace\'s statistics do not come back when the journal is rep
     await first.workspaceDeletion.delete(gone.id);
     assert.deepEqual(await first.vodStats.store.ownerIds(), [kept.id]);
 
-    // No clean stop (no snapshot): the next start replays the journal, both batches included.
-    second = await createRuntime(config, { clock });
+    // No clean stop (no snapshot): a copy of the data directory as a crash leaves it (the live
+    // server keeps its lock) starts by replaying the journal, both batches included.
+    const crashed = `${dataDir}-crashed`;
+    cpSync(dataDir, crashed, { recursive: true, filter: (source) => !source.endsWith('.lock') });
+    second = await createRuntime({ ...config, dataDir: crashed }, { clock });
     await second.start();
     assert.deepEqual(await second.vodStats.store.ownerIds(), [kept.id]);
     assert.equal((await second.vodStats.store.get(kept.id, 'a1'))?.stats.new, 1);
@@ -35,5 +38,6 @@ test('a deleted workspace\'s statistics do not come back when the journal is rep
     await second?.close();
     await first.close();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(`${dataDir}-crashed`, { recursive: true, force: true });
   }
 });

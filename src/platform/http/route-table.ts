@@ -15,8 +15,11 @@ export function recordRoutes(app: App): void {
   const table: RouteEntry[] = [];
   tables.set(app, table);
   app.addHook('onRoute', (route) => {
-    const auth = (route.config as { auth?: AuthPolicy } | undefined)?.auth;
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) table.push({ method: String(method), url: route.url, auth });
+    // Read when asked, not now: a plugin's own onRoute hook (they run after this one) may still set it.
+    const authOf = () => (route.config as { auth?: AuthPolicy } | undefined)?.auth;
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      table.push({ method: String(method), url: route.url, get auth() { return authOf(); } });
+    }
   });
 }
 
