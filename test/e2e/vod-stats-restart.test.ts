@@ -20,7 +20,9 @@ const start = async () => {
   return server;
 };
 
-const ASSETS = Array.from({ length: 40 }, (_, i) => `asset-${String(i).padStart(2, '0')}`);
+const LATE = ['late-7min', 'late-23h'];
+const BATCH_ASSETS = Array.from({ length: 40 }, (_, i) => `asset-${String(i).padStart(2, '0')}`);
+const ASSETS = [...BATCH_ASSETS, ...LATE];
 const KINDS = ['request', 'manifest', 'ad', 'start', 'error'] as const;
 
 /** A batch touching many assets: every kind, duplicates, latencies, error codes, recent timestamps. */
@@ -31,7 +33,7 @@ const batch = (owner: string, n: number): Partial<PlaybackEventInput>[] => {
     return {
       type,
       owner,
-      asset_id: ASSETS[(i * 13 + n * 3) % ASSETS.length] as string,
+      asset_id: BATCH_ASSETS[(i * 13 + n * 3) % BATCH_ASSETS.length] as string,
       session_id: `s${(i * 5 + n) % 23}`,
       ts: now - ((i * 997 + n * 131) % 100_000),
       ...(type === 'manifest' || type === 'ad' ? { latency_ms: ((i * 37 + n) % 400) / 8 } : {}),
@@ -58,6 +60,14 @@ test('statistics survive kill -9 exactly, and a graceful restart (snapshot) keep
   const client = clientOf(first);
   const results = await Promise.all(Array.from({ length: 12 }, (_, n) => client.vodStats.ingest(batch(owner, n))));
   assert.deepEqual(results.map((r) => r.rejected.length), new Array(12).fill(0));
+  // Late events count where they belong: an asset whose only session started 7 minutes or 23 hours ago is served.
+  const lateAt = Date.now();
+  const late = await client.vodStats.ingest([
+    { type: 'start', owner, asset_id: 'late-7min', session_id: 'l1', ts: lateAt - 7 * 60_000 },
+    { type: 'start', owner, asset_id: 'late-23h', session_id: 'l2', ts: lateAt - 23 * 3600_000 },
+  ]);
+  assert.equal(late.accepted, 2);
+  for (const id of LATE) assert.equal((await client.vodStats.asset(id)).stats.sessions.new, 1, `${id} is served`);
   const before = await everything(client);
   assert.equal(before.search.total_items, ASSETS.length);
   assert.ok(before.top.items.some((a) => Object.keys(a.stats.errors).length > 0));

@@ -10,6 +10,8 @@ import { statsStoreDifferentialTests } from './stats-store.differential.test-sup
 export interface StoreUnderTest {
   store: StatsStore;
   close(): Promise<void>;
+  /** The same state in a new store object, as a process restart finds it (memory: through a snapshot; Redis: the same keys). */
+  restart(): Promise<StatsStore>;
 }
 
 export interface StoreOptions {
@@ -126,6 +128,21 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       await receive(now + 2000, ev('start', 'late7', 'ancient', seven - 181_000));
       assert.equal((await store.get('ws1', 'late7'))?.stats.new, 2);
       assert.equal((await store.summary('ws1')).stats.new, 0, 'none of them is in the last 180 s');
+    });
+
+    test('late events: a start 7 minutes and one 23 hours old are served after a restart too', async () => {
+      const clock = new FakeClock(at(10, 30));
+      const under = await factory(clock, {});
+      try {
+        const now = clock.now();
+        await under.store.record([ev('start', 'late7', 's', now - 7 * 60_000), ev('start', 'late23', 's', now - 23 * 3600_000)], now);
+        const again = await under.restart();
+        assert.deepEqual([(await again.get('ws1', 'late7'))?.ts, (await again.get('ws1', 'late7'))?.stats.new], [now - 7 * 60_000, 1]);
+        assert.deepEqual([(await again.get('ws1', 'late23'))?.ts, (await again.get('ws1', 'late23'))?.stats.new], [now - 23 * 3600_000, 1]);
+        assert.deepEqual((await again.top('ws1', 10)).map((a) => a.assetId), ['late7', 'late23']);
+      } finally {
+        await under.close();
+      }
     });
 
     scenario('a first start reported after later events of its asset still gets its exact window', {}, async ({ store, receive }) => {
