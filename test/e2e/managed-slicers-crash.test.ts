@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PlaylineClient } from '../../src/client/index.js';
 import type { ManagedSlicerTaskView } from '../../src/modules/managed-slicers/managed-slicers.schema.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'playline-slicers-e2e-'));
 const running: ServerProcess[] = [];
@@ -16,7 +16,7 @@ after(async () => {
 });
 
 const start = async (provisionMs: number) => {
-  const server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_SLICER_PROVISION_MS: String(provisionMs), PLAYLINE_SLICER_FAILURE_RATE: '0' });
+  const server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: String(provisionMs), PLAYLINE_SLICER_FAILURE_RATE: '0' });
   running.push(server);
   return server;
 };
@@ -35,9 +35,7 @@ async function waitForTask(client: PlaylineClient, id: string, states: string[])
 test('a task IN_PROGRESS when the server is killed (SIGKILL) reaches a terminal state after restart', async () => {
   // Provisioning that would take 10 minutes: the task is certainly still running when killed.
   const first = await start(600_000);
-  const owner = /Workspace ID: (\S+)/.exec(first.output())?.[1];
-  const apiKey = /API key:\s+(\S+)/.exec(first.output())?.[1];
-  assert.ok(owner && apiKey, `bootstrap banner expected:\n${first.output()}`);
+  const { owner, key: apiKey } = bootstrapCredentials(first);
   const clientOf = (server: ServerProcess) => new PlaylineClient({ baseUrl: server.url, owner, apiKey });
 
   const before = clientOf(first);

@@ -55,3 +55,21 @@ export const managedSlicersMigration: Migration = {
     await db.schema.dropTable('managed_slicers').execute();
   },
 };
+
+/**
+ * Where a slicer's process runs (cluster mode): the instance holding its host lease, renewed
+ * while the process runs there and taken over once expired; and the status that instance last
+ * wrote, so every instance shows it.
+ */
+export const slicerHostsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').addColumn('host_owner', 'varchar(200)').execute();
+    await db.schema.alterTable('managed_slicers').addColumn('host_expires_at', 'bigint').execute();
+    await db.schema.alterTable('managed_slicers').addColumn('live_status', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').dropColumn('live_status').execute();
+    await db.schema.alterTable('managed_slicers').dropColumn('host_expires_at').execute();
+    await db.schema.alterTable('managed_slicers').dropColumn('host_owner').execute();
+  },
+};

@@ -4,10 +4,20 @@ import { listSetting, type Config, type DeploymentMode } from '../../platform/co
 import type { Storage } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
+import type { Metrics } from '../../platform/http/metrics.js';
+import { mediaRootOf } from '../../platform/media/media-root.js';
+import { discoverMediaTools, type MediaToolPaths, type MediaTools } from '../../platform/media/media-tools.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
+import { HlsPushReceiver, HlsPushTokens } from './hls-push.js';
+import { SlicerHosting } from './slicer-hosting.js';
+import { SlicerHostRepository } from './slicer-hosts.repository.js';
+import { parsePortRange } from './ingest-endpoint.js';
+import { registerSlicerMetrics } from './managed-slicers.metrics.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
-import { SimulatedSlicerProvisioner, type SlicerProvisioner } from './provisioner.js';
+import { SimulatedSlicerProvisioner, type ProvisionRequest, type SlicerProvisioner } from './provisioner.js';
 import { SlicerTaskRunner, type RunnerLog } from './task-runner.js';
 
 export interface ManagedSlicersDeps {
@@ -16,8 +26,13 @@ export interface ManagedSlicersDeps {
   ids: IdGenerator;
   config: Config;
   mode: DeploymentMode;
-  /** Default: the simulated provisioner (PLAYLINE_SLICER_PROVISION_MS, PLAYLINE_SLICER_FAILURE_RATE). */
+  /** Replaces the provisioner PLAYLINE_SLICER_PROVISIONER chooses (tests). */
   provisioner?: SlicerProvisioner;
+  /** The look for ffmpeg (tests); default discoverMediaTools. */
+  discover?: (paths: MediaToolPaths) => Promise<MediaTools>;
+  metrics?: Metrics;
+  /** Derives the key of hls push ingest tokens. */
+  box: SecretBox;
   /** The module's logger (a child of the runtime's root). */
   log: RunnerLog;
 }
@@ -25,6 +40,12 @@ export interface ManagedSlicersDeps {
 export interface ManagedSlicers {
   service: ManagedSlicerService;
   runner: SlicerTaskRunner;
+  /** The ffmpeg provisioner once start chose it; undefined with the simulated one. */
+  live(): FfmpegSlicerProvisioner | undefined;
+  /** Takes what encoders push to `hls` slicers (`/ingest/hls/...`). */
+  hlsPush: HlsPushReceiver;
+  /** The port the server listens on, once it does: `hls` ingest URLs name it. */
+  listening(port: number): void;
   /** Starts the task runner (resuming interrupted tasks) and stops it gracefully. */
   work: BackgroundWork;
 }
@@ -32,24 +53,42 @@ export interface ManagedSlicers {
 /** The lease owner name of this process: unique, and readable in the database. */
 const leaseOwner = (ids: IdGenerator): string => `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`;
 
+/** The host named in ingest URLs: PLAYLINE_PUBLIC_HOST, else the bind host unless it binds every interface. */
+export const publicHostOf = (config: Pick<Config, 'publicHost' | 'host'>): string =>
+  config.publicHost ?? (config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host);
+
+const urlHost = (host: string): string => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
 /** Wires the managed-slicers module: repositories (slicers, task queue), service, provisioner and task runner. */
 export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
-  const { storage, clock, ids, config } = deps;
+  const { storage, clock, ids, config, log } = deps;
+  const mediaRoot = mediaRootOf(config);
+  const hlsTokens = new HlsPushTokens(deps.box.deriveKey('slicer-hls-push'));
+  let apiPort = config.port;
   const repository = new SlicerRepository(storage.db, storage.engine);
-  const provisioner =
-    deps.provisioner ??
-    new SimulatedSlicerProvisioner({ clock, durationMs: config.slicerProvisionMs, failureRate: config.slicerFailureRate });
-  const { log } = deps;
+  const simulated = new SimulatedSlicerProvisioner({ clock, durationMs: config.slicerProvisionMs, failureRate: config.slicerFailureRate });
+  // Chosen on start, once the look for ffmpeg is over; tasks only run after that.
+  let chosen: SlicerProvisioner = deps.provisioner ?? simulated;
+  let ffmpeg: FfmpegSlicerProvisioner | undefined;
+  const provisioner: SlicerProvisioner = {
+    create: (r: ProvisionRequest) => chosen.create(r),
+    update: (r: ProvisionRequest) => chosen.update(r),
+    restart: (r: ProvisionRequest) => chosen.restart(r),
+    delete: (r: ProvisionRequest) => chosen.delete(r),
+  };
+  const metrics = deps.metrics ? registerSlicerMetrics(deps.metrics.registry, () => ffmpeg?.statuses() ?? []) : undefined;
   // Embedded mode: one process per database, so on start it takes back every interrupted
   // task at once, and only its own enqueues create work (no idle polling). Cluster mode: tasks
   // of a dead instance are taken over when their lease expires; idle runners poll.
   const embedded = deps.mode === 'embedded';
+  const ownerId = leaseOwner(ids);
+  let hosting: SlicerHosting | undefined;
   const runner = new SlicerTaskRunner({
     store: new SlicerTaskQueue(storage.db, storage.engine),
     provisioner,
     clock,
     log,
-    ownerId: leaseOwner(ids),
+    ownerId,
     exclusive: embedded,
     pollMs: embedded ? null : 1_000,
     leaseMs: config.slicerLeaseMs,
@@ -60,10 +99,71 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     ids,
     regions: listSetting(config.regions),
     onTaskEnqueued: () => runner.claimNow(),
+    // The cap counts processes: simulated slicers run none.
+    maxSlicers: () => (ffmpeg ? config.maxSlicers : undefined),
+    countSlicers: () => repository.countAll(),
+    liveStatus: (slicerId) => ffmpeg?.status(slicerId),
   });
+
+  const chooseProvisioner = async (): Promise<void> => {
+    if (deps.provisioner || config.slicerProvisioner === 'simulated') return;
+    const tools = await (deps.discover ?? discoverMediaTools)({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+    if (!tools.available) {
+      if (config.slicerProvisioner === 'auto') {
+        log.warn({ reason: tools.reason }, 'ffmpeg not found: managed slicers are simulated (no stream is received)');
+        return;
+      }
+      const reason = `ffmpeg is not available on this server: ${tools.reason}`;
+      const refuse = () => Promise.resolve({ kind: 'failed' as const, reason });
+      // Nothing runs without ffmpeg, so a delete has nothing to stop.
+      chosen = { create: refuse, update: refuse, restart: refuse, delete: () => Promise.resolve({ kind: 'succeeded', ingestUrl: null }) };
+      log.error({ reason: tools.reason }, 'PLAYLINE_SLICER_PROVISIONER=ffmpeg but ffmpeg is missing: slicer tasks fail');
+      return;
+    }
+    ffmpeg = new FfmpegSlicerProvisioner({
+      ffmpeg: tools.ffmpeg,
+      mediaRoot,
+      bindHost: config.slicerBindHost,
+      publicHost: publicHostOf(config),
+      ports: parsePortRange(config.slicerPorts),
+      windowSegments: config.slicerWindowSegments,
+      preset: 'veryfast',
+      clock,
+      log,
+      ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
+      hlsPush: { tokens: hlsTokens, baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
+    });
+    hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, leaseMs: config.slicerLeaseMs, exclusive: embedded });
+    chosen = hosting;
+    // Embedded mode owns every slicer of its database: processes a killed predecessor left are
+    // ended first. (In cluster mode each is ended when its slicer is taken over on its host.)
+    if (embedded) {
+      const killed = await ffmpeg.sweepOrphans();
+      if (killed > 0) log.warn({ processes: killed }, 'ended slicer processes left by the previous run');
+    }
+    // Slicers that should run and run nowhere (after a restart; a dead instance's) start here.
+    await hosting.start();
+  };
+
   return {
     service,
     runner,
-    work: { name: 'managed-slicer task runner', start: () => runner.start(), stop: () => runner.stop() },
+    live: () => ffmpeg,
+    hlsPush: new HlsPushReceiver(mediaRoot, hlsTokens),
+    listening: (port) => {
+      apiPort = port;
+    },
+    work: {
+      name: 'managed-slicer task runner',
+      start: async () => {
+        await chooseProvisioner();
+        await runner.start();
+      },
+      stop: async () => {
+        await runner.stop();
+        await hosting?.stop();
+        await ffmpeg?.stopAll();
+      },
+    },
   };
 }

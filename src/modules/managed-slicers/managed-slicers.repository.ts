@@ -1,6 +1,7 @@
 import type { Selectable, Transaction } from 'kysely';
 import type { Db, Engine } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
+import type { LiveStatus } from './live-status.js';
 import type { SlicerConfig, SlicerState, TaskOperation, TaskState } from './managed-slicers.schema.js';
 import type { ManagedSlicerTable, ManagedSlicerTaskTable } from './managed-slicers.tables.js';
 import type {
@@ -95,6 +96,17 @@ export class SlicerRepository implements SlicerStore {
     const [withTask] = await this.withLatestTasks([row]);
     return withTask;
   }
+
+  /** Slicers not deleted, over every workspace of the database (the cap PLAYLINE_MAX_SLICERS). */
+  async countAll(): Promise<number> {
+    const row = await this.db
+      .selectFrom('managed_slicers')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('state', '!=', 'deleted')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
 
   async listSlicers(workspaceId: string, limit: number, after?: SlicerCursor): Promise<Page<SlicerWithTask>> {
     const live = this.db.selectFrom('managed_slicers').where('workspace_id', '=', workspaceId).where('state', '!=', 'deleted');
@@ -221,7 +233,7 @@ const configColumns = (config: SlicerConfig) => ({
   output_profile: config.output_profile,
 });
 
-function toSlicer(row: SlicerRow): SlicerRecord {
+export function toSlicer(row: SlicerRow): SlicerRecord {
   const config = {
     name: row.name,
     ...(row.description !== null ? { description: row.description } : {}),
@@ -238,7 +250,17 @@ function toSlicer(row: SlicerRow): SlicerRecord {
     latestTaskId: row.latest_task_id,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+    hosted: row.host_owner !== null && row.host_expires_at !== null ? { owner: row.host_owner, expiresAt: Number(row.host_expires_at), status: parseLiveStatus(row.live_status) } : undefined,
   };
+}
+
+function parseLiveStatus(text: string | null): LiveStatus | null {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as LiveStatus;
+  } catch {
+    return null;
+  }
 }
 
 const numberOrNull = (value: number | null) => (value === null ? null : Number(value));

@@ -65,12 +65,12 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
     preValidation: rejectUnknownFields(knownFields),
     schema: {
       tags, summary: 'Create a managed slicer (carried out by a CREATE task)', body: SlicerCreateBody,
-      response: { 201: ManagedSlicerSchema, ...problemResponses(400, 401) },
+      response: { 201: ManagedSlicerSchema, ...problemResponses(400, 401, 409) },
     },
   }, async (request, reply) => {
     const created = await slicers.create(authOf(request).owner, request.body);
     void reply.code(201).header('location', `${SLICERS_PATH}/${created.slicer.id}`);
-    return slicerView(created);
+    return slicerView(created, slicers.liveStatusOf(created.slicer));
   });
 
   api.get('/managed-slicer/slicers', {
@@ -82,7 +82,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
   }, async (request, reply) => {
     const page = await slicers.list(authOf(request).owner, request.query);
     linkNext(reply, SLICERS_PATH, request.query, page.nextCursor);
-    return slicerCollectionView(selfPath(SLICERS_PATH, request.query, request.query.cursor), page.items, page.total);
+    return slicerCollectionView(selfPath(SLICERS_PATH, request.query, request.query.cursor), page.items, page.total, (slicer) => slicers.liveStatusOf(slicer));
   });
 
   api.get('/managed-slicer/slicers/tasks', {
@@ -114,13 +114,17 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
     },
   }, async (request, reply) => {
     void reply.code(202);
-    return restartView(await slicers.restart(authOf(request).owner, request.params.id));
+    const restarted = await slicers.restart(authOf(request).owner, request.params.id);
+    return restartView(restarted, slicers.liveStatusOf(restarted.slicer));
   });
 
   api.get('/managed-slicer/slicers/:id', {
     config: { auth: 'api' },
     schema: { tags, summary: 'One managed slicer with its latest task', params: SlicerParams, response: { 200: ManagedSlicerSchema, ...problemResponses(401, 404) } },
-  }, async (request) => slicerView(await slicers.get(authOf(request).owner, request.params.id)));
+  }, async (request) => {
+    const found = await slicers.get(authOf(request).owner, request.params.id);
+    return slicerView(found, slicers.liveStatusOf(found.slicer));
+  });
 
   api.patch('/managed-slicer/slicers/:id', {
     config: { auth: 'api' },
@@ -131,7 +135,8 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
     },
   }, async (request, reply) => {
     void reply.code(202);
-    return slicerView(await slicers.update(authOf(request).owner, request.params.id, request.body));
+    const updated = await slicers.update(authOf(request).owner, request.params.id, request.body);
+    return slicerView(updated, slicers.liveStatusOf(updated.slicer));
   });
 
   api.delete('/managed-slicer/slicers/:id', {
@@ -142,6 +147,7 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
     },
   }, async (request, reply) => {
     void reply.code(202);
-    return slicerView(await slicers.delete(authOf(request).owner, request.params.id));
+    const deleting = await slicers.delete(authOf(request).owner, request.params.id);
+    return slicerView(deleting, slicers.liveStatusOf(deleting.slicer));
   });
 }

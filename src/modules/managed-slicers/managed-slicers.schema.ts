@@ -1,4 +1,5 @@
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { liveStates } from './live-status.js';
 
 /**
  * Request and response schemas of managed slicers and their tasks.
@@ -9,12 +10,12 @@ import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox
  * - `region`: the schema checks the shape; the service checks it against the configured region
  *   list (`PLAYLINE_REGIONS`), so operators can change regions without a release.
  * - `ingest_protocol`: rtmp, srt, rist, zixi or hls (push).
- * - `output_profile`: one of the fixed ABR ladders below.
+ * - `output_profile`: one of the fixed ABR ladders below, or `passthrough` (repackaging only).
  * - PATCH takes any non-empty subset of the create fields.
  */
 
 export const ingestProtocols = ['rtmp', 'srt', 'rist', 'zixi', 'hls'] as const;
-export const outputProfiles = ['sd-480p', 'hd-720p', 'hd-1080p', 'uhd-2160p', 'audio-only'] as const;
+export const outputProfiles = ['sd-480p', 'hd-720p', 'hd-1080p', 'uhd-2160p', 'audio-only', 'passthrough'] as const;
 export const taskOperations = ['CREATE', 'UPDATE', 'DELETE', 'RESTART'] as const;
 export const taskStates = ['PENDING', 'IN_PROGRESS', 'COMPLETED', 'FAILED'] as const;
 export const slicerStates = ['provisioning', 'running', 'updating', 'restarting', 'deleting', 'deleted', 'failed'] as const;
@@ -28,7 +29,7 @@ const literals = <const T extends readonly string[]>(values: T, description: str
   ) as unknown as TUnion<Literals<T>>;
 
 export const IngestProtocolSchema = literals(ingestProtocols, 'How the source reaches the slicer: rtmp, srt, rist, zixi or hls (push)');
-export const OutputProfileSchema = literals(outputProfiles, 'Output ladder: sd-480p, hd-720p, hd-1080p, uhd-2160p or audio-only');
+export const OutputProfileSchema = literals(outputProfiles, 'Output ladder: sd-480p, hd-720p, hd-1080p, uhd-2160p, audio-only, or passthrough (the source repackaged as it comes, no transcoding)');
 export const TaskOperationSchema = literals(taskOperations, 'CREATE, UPDATE, DELETE or RESTART');
 export const TaskStateSchema = literals(taskStates, 'PENDING, IN_PROGRESS, COMPLETED or FAILED');
 export const SlicerStateSchema = literals(
@@ -122,6 +123,22 @@ export const ManagedSlicerTaskSchema = Type.Object(
 );
 export type ManagedSlicerTaskView = Static<typeof ManagedSlicerTaskSchema>;
 
+export const LiveStateSchema = literals(
+  liveStates,
+  'provisioning, waiting_for_source (listening, no source yet or the source went away), live (media arriving), restarting (after a crash, with backoff), failed or stopped',
+);
+
+export const LiveStatusSchema = Type.Object(
+  {
+    state: LiveStateSchema,
+    failure_reason: Type.Optional(Type.String({ description: 'Why the slicer process last failed (failed, restarting)' })),
+    input_bitrate_kbps: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Bitrate of the source as received, over the last second or so; null without a source' }),
+    last_frame_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix milliseconds of the last media received; null before any' }),
+    restarts: Type.Integer({ minimum: 0, description: 'Times the slicer process was started again (source gone, crash) since it was provisioned here' }),
+  },
+  { description: 'The slicer process as it runs now (real slicers only, on the instance running it); absent otherwise' },
+);
+
 export const ManagedSlicerSchema = Type.Object(
   {
     '@id': Type.String({ description: '/api/v4/managed-slicer/slicers/<id>' }),
@@ -139,6 +156,7 @@ export const ManagedSlicerSchema = Type.Object(
     created_at: Type.Integer({ description: 'Unix milliseconds' }),
     updated_at: Type.Integer({ description: 'Unix milliseconds' }),
     task: TaskRefSchema,
+    live: Type.Optional(LiveStatusSchema),
   },
   { description: 'A managed slicer and the task carrying out its latest change' },
 );

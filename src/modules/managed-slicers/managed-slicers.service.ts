@@ -1,8 +1,10 @@
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
+import { decodeCursor, decodeTimeIdCursor, encodeCursor, invalidCursor } from '../../platform/http/cursor.js';
 import type { IdGenerator } from '../../platform/ids.js';
+import type { LiveStatus } from './live-slicer-process.js';
 import type { SlicerCreateBody, SlicerUpdateBody, TaskOperation, TaskState } from './managed-slicers.schema.js';
-import type { EnqueueOutcome, SlicerCursor, SlicerStore, SlicerWithTask, TaskRecord } from './slicer-store.js';
+import type { EnqueueOutcome, SlicerCursor, SlicerRecord, SlicerStore, SlicerWithTask, TaskRecord } from './slicer-store.js';
 
 export interface ManagedSlicerServiceDeps {
   store: SlicerStore;
@@ -15,6 +17,11 @@ export interface ManagedSlicerServiceDeps {
    * can show the task IN_PROGRESS when the runner took it at once.
    */
   onTaskEnqueued?: () => void | Promise<void>;
+  /** Slicers the instance may hold (PLAYLINE_MAX_SLICERS), counted by `countSlicers`; no cap when it answers undefined. */
+  maxSlicers?: () => number | undefined;
+  countSlicers?: () => Promise<number>;
+  /** What a slicer's process is doing, when it runs on this instance (real provisioner). */
+  liveStatus?: (slicerId: string) => LiveStatus | undefined;
 }
 
 export interface PageRequest {
@@ -46,6 +53,11 @@ export class ManagedSlicerService {
 
   async create(workspaceId: string, body: SlicerCreateBody): Promise<SlicerWithTask> {
     this.checkRegion(body.region);
+    const maxSlicers = this.deps.maxSlicers?.();
+    const countSlicers = this.deps.countSlicers;
+    if (maxSlicers !== undefined && countSlicers && (await countSlicers()) >= maxSlicers) {
+      throw new AppError('conflict', `This instance runs at most ${maxSlicers} managed slicers (PLAYLINE_MAX_SLICERS): delete one before creating another`);
+    }
     const now = this.deps.clock.now();
     const created = await this.deps.store.createSlicer(
       { id: this.deps.ids.hex(), workspaceId, config: body, createdAt: now },
@@ -68,6 +80,18 @@ export class ManagedSlicerService {
 
   async delete(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
     return this.enqueue(workspaceId, slicerId, 'DELETE');
+  }
+
+  /**
+   * The slicer process's status: as it is now when it runs on this instance, else as its host
+   * instance last stored it while that host's lease holds; undefined when it runs nowhere.
+   */
+  liveStatusOf(slicer: SlicerRecord): LiveStatus | undefined {
+    const here = this.deps.liveStatus?.(slicer.id);
+    if (here) return here;
+    const hosted = slicer.hosted;
+    const now = this.deps.clock.now();
+    return hosted && hosted.expiresAt > now && hosted.status ? hosted.status : undefined;
   }
 
   async get(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
@@ -148,30 +172,13 @@ export class ManagedSlicerService {
 
 const slicerNotFound = (slicerId: string) => new AppError('not_found', `No managed slicer ${slicerId}`);
 
-const encodeCursor = (position: readonly (string | number)[]): string =>
-  Buffer.from(JSON.stringify(position)).toString('base64url');
-
-const badCursor = () =>
-  new AppError('validation_failed', 'Invalid cursor', { errors: [{ path: '/cursor', message: 'is not a cursor this list returned' }] });
-
-function decodeCursor(cursor: string): unknown {
-  try {
-    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw badCursor();
-  }
-}
-
 function decodeTaskCursor(cursor: string): number {
   const value = decodeCursor(cursor);
   if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0])) return value[0] as number;
-  throw badCursor();
+  throw invalidCursor();
 }
 
 function decodeSlicerCursor(cursor: string): SlicerCursor {
-  const value = decodeCursor(cursor);
-  if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string') {
-    return { createdAt: value[0] as number, id: value[1] };
-  }
-  throw badCursor();
+  const { time, id } = decodeTimeIdCursor(cursor);
+  return { createdAt: time, id };
 }

@@ -15,6 +15,11 @@ export interface ManagedSlicerTable {
   latest_task_id: string;
   created_at: number;
   updated_at: number;
+  /** The instance running the slicer's process (ffmpeg provisioner), and until when unrenewed. */
+  host_owner: string | null;
+  host_expires_at: number | null;
+  /** JSON of the LiveStatus that instance last wrote. */
+  live_status: string | null;
 }
 
 /** A slicer task; `seq` is the enqueue order (per slicer execution order, newest-first lists). */

@@ -4,7 +4,8 @@ import type {
   ManagedSlicerTaskView,
   ManagedSlicerView,
 } from './managed-slicers.schema.js';
-import type { SlicerWithTask, TaskRecord } from './slicer-store.js';
+import type { LiveStatus } from './live-slicer-process.js';
+import type { SlicerRecord, SlicerWithTask, TaskRecord } from './slicer-store.js';
 
 export const SLICERS_PATH = '/api/v4/managed-slicer/slicers';
 export const TASKS_PATH = '/api/v4/managed-slicer/slicers/tasks';
@@ -20,7 +21,16 @@ export const taskView = (task: TaskRecord): ManagedSlicerTaskView => ({
   ...(task.state === 'FAILED' && task.failureReason !== null ? { failure_reason: task.failureReason } : {}),
 });
 
-export const slicerView = ({ slicer, task }: SlicerWithTask): ManagedSlicerView => ({
+/** The additive `live` part of a slicer: its process's state and input health. */
+export const liveView = (status: LiveStatus): NonNullable<ManagedSlicerView['live']> => ({
+  state: status.state,
+  ...(status.failureReason !== null ? { failure_reason: status.failureReason } : {}),
+  input_bitrate_kbps: status.inputKbps,
+  last_frame_at: status.lastFrameAt,
+  restarts: status.restarts,
+});
+
+export const slicerView = ({ slicer, task }: SlicerWithTask, live?: LiveStatus): ManagedSlicerView => ({
   '@id': `${SLICERS_PATH}/${slicer.id}`,
   '@type': 'ManagedSlicer',
   id: slicer.id,
@@ -34,11 +44,12 @@ export const slicerView = ({ slicer, task }: SlicerWithTask): ManagedSlicerView 
   created_at: slicer.createdAt,
   updated_at: slicer.updatedAt,
   task: { id: task.id, state: task.state, operation: task.operation },
+  ...(live ? { live: liveView(live) } : {}),
 });
 
 /** The restart answer, as the published sample shows it: `@id` is the restart resource that was called. */
-export const restartView = (restarted: SlicerWithTask): ManagedSlicerView => ({
-  ...slicerView(restarted),
+export const restartView = (restarted: SlicerWithTask, live?: LiveStatus): ManagedSlicerView => ({
+  ...slicerView(restarted, live),
   '@id': `${SLICERS_PATH}/restart/${restarted.slicer.id}`,
 });
 
@@ -49,9 +60,14 @@ export const taskCollectionView = (selfPath: string, tasks: TaskRecord[], total:
   total_items: total,
 });
 
-export const slicerCollectionView = (selfPath: string, slicers: SlicerWithTask[], total: number): ManagedSlicerCollectionView => ({
+export const slicerCollectionView = (
+  selfPath: string,
+  slicers: SlicerWithTask[],
+  total: number,
+  live: (slicer: SlicerRecord) => LiveStatus | undefined = () => undefined,
+): ManagedSlicerCollectionView => ({
   '@id': selfPath,
   '@type': 'Collection',
-  items: slicers.map(slicerView),
+  items: slicers.map((s) => slicerView(s, live(s.slicer))),
   total_items: total,
 });

@@ -1,4 +1,5 @@
 import type { SlicerConfig, SlicerState, TaskOperation, TaskState } from './managed-slicers.schema.js';
+import type { LiveStatus } from './live-status.js';
 import type { TerminalTaskState } from './task-state.js';
 
 /** A managed slicer as stored. Times are Unix milliseconds. */
@@ -13,6 +14,8 @@ export interface SlicerRecord {
   latestTaskId: string;
   createdAt: number;
   updatedAt: number;
+  /** The process status its host instance last wrote, and until when that host holds it (ffmpeg provisioner only). */
+  hosted?: { owner: string; expiresAt: number; status: LiveStatus | null } | undefined;
 }
 
 /** A slicer task as stored. Times are Unix milliseconds. */

@@ -1,15 +1,11 @@
 import type { Clock } from '../../platform/clock.js';
+import { keepLease, LeasedWork, type RunnerLog } from '../../platform/leased-work.js';
 import type { ProvisionOutcome, SlicerProvisioner } from './provisioner.js';
 import { provision } from './provisioner.js';
 import type { ClaimedTask, LeaseFence, SlicerTaskStore } from './slicer-store.js';
 import type { TerminalTaskState } from './task-state.js';
 
-/** The few logger methods the runner uses (pino's Logger fits). */
-export interface RunnerLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+export type { RunnerLog };
 
 export interface TaskRunnerOptions {
   store: SlicerTaskStore;
@@ -37,11 +33,6 @@ export interface TaskRunnerOptions {
   maxAttempts?: number;
 }
 
-interface RunningTask {
-  controller: AbortController;
-  done: Promise<void>;
-}
-
 /**
  * Carries out slicer tasks in the background. Tasks of one slicer run strictly in order (the
  * store only hands out the oldest unfinished task of a slicer); tasks of different slicers run
@@ -51,47 +42,38 @@ interface RunningTask {
  */
 export class SlicerTaskRunner {
   private readonly store: SlicerTaskStore;
-  private readonly concurrency: number;
   private readonly leaseMs: number;
-  private readonly pollMs: number | null;
   private readonly maxAttempts: number;
-  private readonly running = new Map<string, RunningTask>();
-  private started = false;
-  private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private cancelPoll: (() => void) | undefined;
+  private readonly work: LeasedWork<ClaimedTask>;
 
   constructor(private readonly options: TaskRunnerOptions) {
     this.store = options.store;
-    this.concurrency = options.concurrency ?? 4;
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.pollMs = options.pollMs === undefined ? 1_000 : options.pollMs;
     this.maxAttempts = options.maxAttempts ?? 3;
+    const { store, clock, ownerId } = options;
+    this.work = new LeasedWork<ClaimedTask>({
+      clock,
+      log: options.log,
+      noun: 'slicer task',
+      concurrency: options.concurrency ?? 4,
+      leaseMs: this.leaseMs,
+      pollMs: options.pollMs === undefined ? 1_000 : options.pollMs,
+      claim: () => store.claimNextTask({ owner: ownerId, now: clock.now(), leaseMs: this.leaseMs }),
+      keyOf: (task) => task.id,
+      run: (task, controller) => this.execute(task, controller),
+      ...(options.exclusive ? { releaseHeld: () => store.releaseLeases(clock.now()) } : {}),
+      resumedMessage: 'resuming slicer tasks interrupted by the previous shutdown',
+    });
   }
 
   /** In exclusive mode takes back the tasks a previous process left IN_PROGRESS, then starts working. */
-  async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    const released = this.options.exclusive ? await this.store.releaseLeases(this.options.clock.now()) : 0;
-    if (released > 0) {
-      this.options.log.warn({ tasks: released }, 'resuming slicer tasks interrupted by the previous shutdown');
-    }
-    this.notify();
+  start(): Promise<void> {
+    return this.work.start();
   }
 
   /** Looks for work now (called after a task was enqueued). */
   notify(): void {
-    if (!this.started || this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      this.schedulePoll();
-    });
+    this.work.notify();
   }
 
   /**
@@ -99,74 +81,21 @@ export class SlicerTaskRunner {
    * is then IN_PROGRESS if this runner could take it (a free slot, no older task of its
    * slicer unfinished), else still PENDING. Lets a change answer with the task's true state.
    */
-  async claimNow(): Promise<void> {
-    this.notify();
-    await this.pumping;
+  claimNow(): Promise<void> {
+    return this.work.claimNow();
   }
 
   /** Tasks being carried out by this instance right now. */
   runningTaskIds(): string[] {
-    return [...this.running.keys()];
+    return this.work.keys();
   }
 
   /**
    * Graceful shutdown: claims nothing more, aborts running provisioner calls and releases their
    * leases, so the next start (or another instance) resumes them at once.
    */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.cancelPoll?.();
-    this.cancelPoll = undefined;
-    await this.pumping;
-    const running = [...this.running.values()];
-    for (const task of running) task.controller.abort();
-    await Promise.all(running.map((t) => t.done));
-  }
-
-  private async pump(): Promise<void> {
-    do {
-      this.pumpAgain = false;
-      while (!this.stopping && this.running.size < this.concurrency) {
-        let claimed: ClaimedTask | undefined;
-        try {
-          claimed = await this.store.claimNextTask({
-            owner: this.options.ownerId,
-            now: this.options.clock.now(),
-            leaseMs: this.leaseMs,
-          });
-        } catch (err) {
-          this.options.log.error({ err }, 'could not claim a slicer task; retrying soon');
-          this.schedulePoll(this.pollMs ?? 1_000);
-          return;
-        }
-        if (!claimed) break;
-        this.launch(claimed);
-      }
-    } while (this.pumpAgain && !this.stopping);
-  }
-
-  /** One wake-up timer at a time: the idle poll, or a retry after an error. */
-  private schedulePoll(ms: number | null = this.pollMs): void {
-    if (this.stopping || this.cancelPoll || ms === null) return;
-    this.cancelPoll = this.options.clock.setTimer(() => {
-      this.cancelPoll = undefined;
-      this.notify();
-    }, ms);
-  }
-
-  private launch(task: ClaimedTask): void {
-    const controller = new AbortController();
-    const done = this.execute(task, controller)
-      .catch((err: unknown) => {
-        // The task keeps its lease until expiry, then is resumed: nothing is left hanging.
-        this.options.log.error({ err, taskId: task.id }, 'slicer task bookkeeping failed; it will be resumed');
-        this.schedulePoll(this.leaseMs);
-      })
-      .finally(() => {
-        this.running.delete(task.id);
-        this.notify();
-      });
-    this.running.set(task.id, { controller, done });
+  stop(): Promise<void> {
+    return this.work.stop();
   }
 
   private async execute(task: ClaimedTask, controller: AbortController): Promise<void> {
@@ -181,9 +110,15 @@ export class SlicerTaskRunner {
     if (task.resumed) this.options.log.info(context, 'resuming slicer task');
 
     let leaseLost = false;
-    const renewal = this.keepLease(task.id, fence, () => {
-      leaseLost = true;
-      controller.abort();
+    const renewal = keepLease({
+      clock: this.options.clock,
+      leaseMs: this.leaseMs,
+      renew: (until) => this.store.renewLease(task.id, fence, until),
+      onLost: () => {
+        leaseLost = true;
+        controller.abort();
+      },
+      onError: (err) => this.options.log.warn({ err, taskId: task.id }, 'could not renew a slicer task lease'),
     });
     let outcome: ProvisionOutcome;
     try {
@@ -207,7 +142,7 @@ export class SlicerTaskRunner {
       return;
     }
     if (outcome.kind === 'aborted') {
-      if (this.stopping) {
+      if (this.work.stopping) {
         await this.store.releaseLease(task.id, fence, this.options.clock.now());
         return;
       }
@@ -233,34 +168,5 @@ export class SlicerTaskRunner {
     if (!written) this.options.log.warn(context, 'slicer task was taken over before it finished here; result dropped');
     else if (state === 'FAILED') this.options.log.warn({ ...context, reason: failureReason }, 'slicer task failed');
     else this.options.log.info(context, 'slicer task completed');
-  }
-
-  /** Renews the lease every third of its length until stopped; calls `onLost` if it was taken. */
-  private keepLease(taskId: string, fence: LeaseFence, onLost: () => void): { stop(): void } {
-    const clock = this.options.clock;
-    let stopped = false;
-    let cancel: (() => void) | undefined;
-    const schedule = (): void => {
-      if (stopped) return;
-      cancel = clock.setTimer(() => {
-        this.store
-          .renewLease(taskId, fence, clock.now() + this.leaseMs)
-          .then((kept) => {
-            if (kept) schedule();
-            else if (!stopped) onLost();
-          })
-          .catch((err: unknown) => {
-            this.options.log.warn({ err, taskId }, 'could not renew a slicer task lease');
-            schedule();
-          });
-      }, Math.max(1, Math.floor(this.leaseMs / 3)));
-    };
-    schedule();
-    return {
-      stop: () => {
-        stopped = true;
-        cancel?.();
-      },
-    };
   }
 }

@@ -14,6 +14,8 @@ export interface MediaProcessOptions {
   stderrTailLines?: number;
   /** Time between SIGTERM and SIGKILL once aborted. Default 3 s; 0 kills at once. */
   killGraceMs?: number;
+  /** Working directory of the process (default: this process's). */
+  cwd?: string;
 }
 
 /** How a media process ended. Never thrown: the caller decides what a failure means. */
@@ -48,7 +50,7 @@ export function runMediaProcess(command: string, args: readonly string[], option
       resolve({ exitCode: null, signal: null, aborted: true, spawnError: undefined, stdout: '', stderrTail: [] });
       return;
     }
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
     let spawnError: Error | undefined;
     let killTimer: NodeJS.Timeout | undefined;
 

@@ -1,0 +1,178 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createSocket, type Socket } from 'node:dgram';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eventually } from '../../../test/helpers/eventually.js';
+import { mediaToolsSkip } from '../../../test/helpers/media.js';
+import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import { mediaRootOf } from '../../platform/media/media-root.js';
+import { liveOutputDir } from './live-output.js';
+import type { ManagedSlicerTaskView } from './managed-slicers.schema.js';
+
+/**
+ * Slicer tasks carried out by the ffmpeg provisioner, through the API: each task's state follows
+ * what really happened to the ffmpeg process and its port.
+ */
+const skip = await mediaToolsSkip();
+// Below the kernel's ephemeral range (32768-60999): no client socket of another test can hold these ports.
+const PORT = 29000 + (process.pid % 300) * 10;
+
+describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
+  let t: TestApp;
+  let blocker: Socket;
+
+  before(async () => {
+    t = await createTestApp({
+      env: {
+        PLAYLINE_SLICER_PROVISIONER: 'ffmpeg',
+        PLAYLINE_SLICER_PORTS: `${PORT}-${PORT + 1}`,
+        PLAYLINE_SLICER_BIND_HOST: '127.0.0.1',
+        PLAYLINE_PUBLIC_HOST: 'ingest.example.test',
+        PLAYLINE_MAX_SLICERS: '2',
+        PLAYLINE_REGIONS: 'eu-central-1',
+      },
+    });
+    blocker = createSocket('udp4');
+    await new Promise<void>((resolve) => blocker.bind(PORT, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    blocker.close();
+    await t.close();
+  });
+
+  const finished = async (id: string): Promise<ManagedSlicerTaskView> => {
+    let task: ManagedSlicerTaskView | undefined;
+    await eventually(async () => {
+      task = await t.client.managedSlicers.getTask(id);
+      return task.state === 'COMPLETED' || task.state === 'FAILED';
+    }, `task ${id} finished`);
+    return task as ManagedSlicerTaskView;
+  };
+  const body = (name: string, ingest_protocol: 'srt' | 'rtmp' | 'rist' | 'zixi' | 'hls') =>
+    ({ name, region: 'eu-central-1', ingest_protocol, output_profile: 'passthrough' }) as const;
+
+  test('SRT with every port of the range in use: the CREATE task fails with that reason and the slicer shows it', async () => {
+    // Both ports of the range held over UDP: SRT finds none free.
+    const second = createSocket('udp4');
+    await new Promise<void>((resolve) => second.bind(PORT + 1, '127.0.0.1', resolve));
+    try {
+      const slicer = await t.client.managedSlicers.create(body('Clash', 'srt'));
+      const task = await finished(slicer.task.id);
+      assert.equal(task.state, 'FAILED');
+      assert.match(task.failure_reason ?? '', new RegExp(`No free ingest port \\(PLAYLINE_SLICER_PORTS ${PORT}-${PORT + 1}\\): UDP port ${PORT} on 127\\.0\\.0\\.1 is already in use`));
+      const shown = await t.client.managedSlicers.get(slicer.id);
+      assert.equal(shown.state, 'failed');
+      assert.equal(shown.live?.state, 'failed');
+      assert.equal(shown.live?.failure_reason, task.failure_reason);
+      const deleted = await t.client.managedSlicers.delete(slicer.id);
+      assert.equal((await finished(deleted.task.id)).state, 'COMPLETED');
+    } finally {
+      second.close();
+    }
+  });
+
+  test('zixi: the CREATE task fails with the reason (ffmpeg cannot receive it)', async () => {
+    const slicer = await t.client.managedSlicers.create(body('Zixi', 'zixi'));
+    const task = await finished(slicer.task.id);
+    assert.equal(task.state, 'FAILED');
+    assert.match(task.failure_reason ?? '', /zixi ingest .* cannot be received with ffmpeg/);
+    await finished((await t.client.managedSlicers.delete(slicer.id)).task.id);
+  });
+
+  test('RTMP listens on a free port of the range (TCP), with the public host in its ingest URL; the cap answers 409; UPDATE starts a new process with the new profile on the same port; DELETE stops it and removes its output', async () => {
+    const slicer = await t.client.managedSlicers.create(body('RTMP', 'rtmp'));
+    const task = await finished(slicer.task.id);
+    assert.equal(task.state, 'COMPLETED', JSON.stringify(task));
+    const running = await t.client.managedSlicers.get(slicer.id);
+    // PORT is held over UDP only, so a TCP listener may take it.
+    assert.equal(running.ingest_url, `rtmp://ingest.example.test:${PORT}/live/${slicer.id}`);
+    assert.equal(running.live?.state, 'waiting_for_source');
+    const live = t.runtime.managedSlicers.live();
+    const pid = live?.pidOf(slicer.id);
+    assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
+    const dir = liveOutputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
+    assert.ok(existsSync(join(dir, '.slicer-process.json')));
+
+    const other = await t.client.managedSlicers.create(body('Second', 'srt'));
+    await assert.rejects(t.client.managedSlicers.create(body('Third', 'srt')), /409/);
+    await finished(other.task.id);
+
+    // UPDATE applies the new configuration: a new process with the profile's ladder, same port.
+    const updating = await t.client.managedSlicers.update(slicer.id, { output_profile: 'sd-480p' });
+    assert.equal((await finished(updating.task.id)).state, 'COMPLETED');
+    const updatedPid = live?.pidOf(slicer.id);
+    assert.ok(updatedPid !== undefined && updatedPid !== pid, `a new process: ${pid} -> ${updatedPid}`);
+    await eventually(() => !existsSync(`/proc/${pid}`), 'the old process ended');
+    assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-var_stream_map v:0,a:0,name:480p/);
+    assert.equal((await t.client.managedSlicers.get(slicer.id)).ingest_url, running.ingest_url);
+
+    const deleting = await t.client.managedSlicers.delete(slicer.id);
+    assert.equal((await finished(deleting.task.id)).state, 'COMPLETED');
+    await eventually(() => !existsSync(`/proc/${updatedPid}`), 'the process ended');
+    assert.equal(existsSync(dir), false, 'the output directory is removed');
+    await finished((await t.client.managedSlicers.delete(other.id)).task.id);
+  });
+
+  test('metrics count the slicer processes by state; deleting the workspace stops its slicers and removes their live output', async () => {
+    const other = t.other.client.managedSlicers;
+    const slicer = await other.create(body('Doomed', 'srt'));
+    let task: ManagedSlicerTaskView | undefined;
+    await eventually(async () => {
+      task = await other.getTask(slicer.task.id);
+      return task.state === 'COMPLETED' || task.state === 'FAILED';
+    }, 'CREATE finished');
+    assert.equal(task?.state, 'COMPLETED', JSON.stringify(task));
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(metrics, /^playline_slicers_running\{state="waiting_for_source"\} 1$/m);
+    assert.match(metrics, /^playline_slicers_running\{state="live"\} 0$/m);
+    assert.match(metrics, /^playline_slicer_restarts_total 0$/m);
+    const pid = t.runtime.managedSlicers.live()?.pidOf(slicer.id);
+    assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
+    const dir = liveOutputDir(mediaRootOf(t.runtime.config), t.other.workspace.id, slicer.id);
+    assert.ok(existsSync(dir));
+
+    await t.runtime.workspaceDeletion.delete(t.other.workspace.id);
+    await eventually(() => !existsSync(`/proc/${pid}`), 'the process ended');
+    assert.equal(existsSync(dir), false);
+    assert.match((await t.app.inject({ method: 'GET', url: '/metrics' })).body, /^playline_slicers_running\{state="waiting_for_source"\} 0$/m);
+  });
+
+  test('hls push: the ingest URL takes the encoder\'s PUTs (token checked), the slicer reads them and goes live', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    t.runtime.managedSlicers.listening(Number(new URL(address).port));
+    const slicer = await t.client.managedSlicers.create(body('Pushed', 'hls'));
+    const task = await finished(slicer.task.id);
+    assert.equal(task.state, 'COMPLETED', JSON.stringify(task));
+    const shown = await t.client.managedSlicers.get(slicer.id);
+    const base = `http://ingest.example.test:${new URL(address).port}/ingest/hls/${t.workspace.id}/${slicer.id}/`;
+    assert.ok(shown.ingest_url?.startsWith(base) && shown.ingest_url.endsWith('/index.m3u8'), String(shown.ingest_url));
+    assert.equal(shown.live?.state, 'waiting_for_source');
+    const url = (shown.ingest_url as string).replace('ingest.example.test', '127.0.0.1');
+    const token = url.split('/').at(-2) as string;
+
+    const put = (path: string, payload = 'x') => t.app.inject({ method: 'PUT', url: path, payload, headers: { 'content-type': 'video/mp2t' } });
+    const wrongToken = await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${'A'.repeat(token.length)}/seg0.ts`);
+    assert.equal(wrongToken.statusCode, 403);
+    assert.equal(JSON.parse(wrongToken.body).code, 'ingest_token_invalid');
+    assert.equal((await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${token}/notes.txt`)).statusCode, 400);
+    assert.equal((await put(`/ingest/hls/${t.other.workspace.id}/${slicer.id}/${token}/seg0.ts`)).statusCode, 403, 'the token names its workspace');
+
+    const encoder = spawn('ffmpeg', [
+      '-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine', '-t', '60',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '25', '-c:a', 'aac', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '4',
+      '-hls_flags', 'delete_segments', '-method', 'PUT', url,
+    ], { stdio: 'ignore' });
+    try {
+      await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'the hls slicer is live', 60_000);
+      const dir = liveOutputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
+      await eventually(() => existsSync(join(dir, 'index.m3u8')), 'the live window is written');
+    } finally {
+      encoder.kill('SIGKILL');
+    }
+    const deleting = await t.client.managedSlicers.delete(slicer.id);
+    assert.equal((await finished(deleting.task.id)).state, 'COMPLETED');
+    assert.equal((await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${token}/seg0.ts`)).statusCode, 404, 'a deleted slicer takes no push');
+  });
+});

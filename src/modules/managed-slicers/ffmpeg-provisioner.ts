@@ -1,0 +1,360 @@
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../../platform/clock.js';
+import { runMediaProcess } from '../../platform/media/media-process.js';
+import { killMarkedProcess, writeProcessMarker } from '../../platform/media/process-marker.js';
+import {
+  ingestUrlOf,
+  isListenProtocol,
+  listenerPortProblem,
+  listenInputArgs,
+  listenerHeld,
+  portOfIngestUrl,
+  portsOf,
+  unsupportedReason,
+  type ListenProtocol,
+  type PortRange,
+} from './ingest-endpoint.js';
+import { hlsInputDir, type HlsPushTokens } from './hls-push.js';
+import { liveOutputDir } from './live-output.js';
+import { liveOutputArgs } from './live-profiles.js';
+import { LiveSlicerProcess, type LiveStatus, type ProcessRun } from './live-slicer-process.js';
+import type { SlicerConfig } from './managed-slicers.schema.js';
+import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
+import type { RunnerLog } from './task-runner.js';
+
+export interface FfmpegProvisionerOptions {
+  /** The ffmpeg executable. */
+  ffmpeg: string;
+  mediaRoot: string;
+  /** Address the ingest listeners bind. */
+  bindHost: string;
+  /** Host named in ingest URLs (PLAYLINE_PUBLIC_HOST). */
+  publicHost: string;
+  /** Ports the listeners take (PLAYLINE_SLICER_PORTS). */
+  ports: PortRange;
+  /** Segments of the rolling live window. */
+  windowSegments: number;
+  /** x264 preset of transcoding profiles. */
+  preset: string;
+  clock: Clock;
+  log: RunnerLog;
+  /** Default: runMediaProcess. */
+  run?: ProcessRun;
+  /** How long a started process may take to listen. Default 10 s. */
+  readyTimeoutMs?: number;
+  /** Backoff after a crash: first wait and cap. Defaults 1 s and 30 s. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Called on each restart of a slicer process (metrics). */
+  onRestart?: () => void;
+  /** `hls` push ingest: its URL tokens, and this instance's base URL as encoders reach it. Without it `hls` is refused. */
+  hlsPush?: { tokens: HlsPushTokens; baseUrl: () => string };
+}
+
+/** A slicer this instance runs (or tried to run: `process` undefined with a failure). */
+interface SlicerEntry {
+  slicerId: string;
+  owner: string;
+  /** The listener's protocol and port; undefined for `hls` push (it arrives through the API). */
+  protocol: ListenProtocol | undefined;
+  port: number | undefined;
+  taskId: string;
+  process: LiveSlicerProcess;
+  ingestUrl: string;
+}
+
+/** The slicer's configuration as the provisioner needs it to (re)start it. */
+export interface RunnableSlicer {
+  slicerId: string;
+  owner: string;
+  config: SlicerConfig;
+  /** Its ingest URL as stored: the port is kept when still free. */
+  ingestUrl: string | null;
+}
+
+const MARKER = '.slicer-process.json';
+
+/**
+ * The real provisioner: each slicer is a supervised ffmpeg process listening on its ingest
+ * protocol on a port of the configured range and writing a rolling live HLS window (fMP4) into
+ * `liveOutputDir`. CREATE and UPDATE start it afresh (clearing the window), RESTART starts it
+ * again keeping the window, DELETE stops it and removes the window. A task succeeds once the
+ * process listens; one that cannot (no free port, refused protocol, ffmpeg ending at once)
+ * fails with the reason. Each process records itself in a marker file, so a process left by a
+ * killed server is ended before its slicer runs again.
+ */
+export class FfmpegSlicerProvisioner implements SlicerProvisioner {
+  private readonly slicers = new Map<string, SlicerEntry>();
+  /** Why a slicer could not be provisioned, until its next task. */
+  private readonly failures = new Map<string, string>();
+  /** Ports being probed or taken, so concurrent tasks never pick the same. */
+  private readonly reserved = new Set<number>();
+  private readonly run: ProcessRun;
+
+  constructor(private readonly options: FfmpegProvisionerOptions) {
+    this.run = options.run ?? runMediaProcess;
+  }
+
+  create(request: ProvisionRequest): Promise<ProvisionOutcome> {
+    return this.converge(request, true);
+  }
+
+  update(request: ProvisionRequest): Promise<ProvisionOutcome> {
+    return this.converge(request, true);
+  }
+
+  restart(request: ProvisionRequest): Promise<ProvisionOutcome> {
+    return this.converge(request, false);
+  }
+
+  async delete(request: ProvisionRequest): Promise<ProvisionOutcome> {
+    await this.stopSlicer(request.slicerId);
+    this.failures.delete(request.slicerId);
+    const dir = this.outputDir(request.workspaceId, request.slicerId);
+    await killMarkedProcess(join(dir, MARKER));
+    await rm(dir, { recursive: true, force: true });
+    await rm(hlsInputDir(this.options.mediaRoot, request.workspaceId, request.slicerId), { recursive: true, force: true });
+    return { kind: 'succeeded', ingestUrl: null };
+  }
+
+  /** What a slicer run here is doing; undefined when it does not run here. */
+  status(slicerId: string): LiveStatus | undefined {
+    const entry = this.slicers.get(slicerId);
+    if (entry) return entry.process.snapshot();
+    const reason = this.failures.get(slicerId);
+    return reason === undefined ? undefined : { state: 'failed', failureReason: reason, inputKbps: null, lastFrameAt: null, restarts: 0 };
+  }
+
+  /** Every slicer run here with its status (metrics). */
+  statuses(): LiveStatus[] {
+    return [...this.slicers.values()].map((e) => e.process.snapshot());
+  }
+
+  /** The pid of a slicer's running process (tests, diagnostics). */
+  pidOf(slicerId: string): number | undefined {
+    return this.slicers.get(slicerId)?.process.running().pid;
+  }
+
+  /**
+   * Ends the processes that servers killed before left behind (their markers under the live
+   * directory, on this host only): run once on start, before any slicer starts.
+   */
+  async sweepOrphans(): Promise<number> {
+    let killed = 0;
+    const root = join(this.options.mediaRoot, 'live');
+    const owners = await readdir(root).catch(() => [] as string[]);
+    for (const owner of owners) {
+      const ids = await readdir(join(root, owner)).catch(() => [] as string[]);
+      for (const id of ids) if (await killMarkedProcess(join(root, owner, id, MARKER))) killed++;
+    }
+    return killed;
+  }
+
+  /**
+   * Starts a slicer that should run but runs nowhere (after a restart of the service, or taken
+   * over from an instance that died), keeping its window and, when free, its port.
+   */
+  resume(s: RunnableSlicer): Promise<ProvisionOutcome> {
+    return this.startSlicer({ slicerId: s.slicerId, owner: s.owner, config: s.config, taskId: 'resume', clear: false, preferredPort: portOfIngestUrl(s.ingestUrl), keepPort: false, signal: undefined });
+  }
+
+  /** Slicers this instance runs or failed to run (their host leases). */
+  held(): string[] {
+    return [...new Set([...this.slicers.keys(), ...this.failures.keys()])];
+  }
+
+  /** Stops running a slicer here, leaving its output (another instance took it over). */
+  async letGo(slicerId: string): Promise<void> {
+    this.failures.delete(slicerId);
+    await this.stopSlicer(slicerId);
+  }
+
+  /** Stops the workspace's slicers and removes their live output (the workspace is being deleted). */
+  async stopWorkspace(owner: string): Promise<void> {
+    const ids = [...this.slicers.values()].filter((e) => e.owner === owner).map((e) => e.slicerId);
+    await Promise.all(ids.map((id) => this.stopSlicer(id)));
+    for (const id of ids) this.failures.delete(id);
+    await rm(join(this.options.mediaRoot, 'live', owner), { recursive: true, force: true });
+    await rm(join(this.options.mediaRoot, 'live-input', owner), { recursive: true, force: true });
+  }
+
+  /** Stops every process (graceful shutdown); markers stay only for processes that could not be stopped. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.slicers.keys()].map((id) => this.stopSlicer(id)));
+  }
+
+  private outputDir(owner: string, slicerId: string): string {
+    return liveOutputDir(this.options.mediaRoot, owner, slicerId);
+  }
+
+  private async converge(request: ProvisionRequest, clear: boolean): Promise<ProvisionOutcome> {
+    const current = this.slicers.get(request.slicerId);
+    // The same task handed over again (a resumed lease) finds its process already running.
+    if (current && current.taskId === request.taskId && current.process.running().alive) return { kind: 'succeeded', ingestUrl: current.ingestUrl };
+    return this.startSlicer({
+      slicerId: request.slicerId,
+      owner: request.workspaceId,
+      config: request.config,
+      taskId: request.taskId,
+      clear,
+      preferredPort: current?.port,
+      keepPort: false,
+      signal: request.signal,
+    });
+  }
+
+  private async stopSlicer(slicerId: string): Promise<void> {
+    const entry = this.slicers.get(slicerId);
+    if (!entry) return;
+    this.slicers.delete(slicerId);
+    await entry.process.stop();
+    if (entry.protocol !== undefined && entry.port !== undefined) for (const p of portsOf(entry.protocol, entry.port).ports) this.reserved.delete(p);
+    await rm(join(this.outputDir(entry.owner, slicerId), MARKER), { force: true });
+  }
+
+  private async startSlicer(s: {
+    slicerId: string;
+    owner: string;
+    config: SlicerConfig;
+    taskId: string;
+    clear: boolean;
+    preferredPort: number | undefined;
+    keepPort: boolean;
+    signal: AbortSignal | undefined;
+  }): Promise<ProvisionOutcome> {
+    const fail = (reason: string): ProvisionOutcome => {
+      this.failures.set(s.slicerId, reason);
+      return { kind: 'failed', reason };
+    };
+    this.failures.delete(s.slicerId);
+    const protocol = s.config.ingest_protocol;
+    const hlsPush = protocol === 'hls' ? this.options.hlsPush : undefined;
+    const refused = hlsPush ? undefined : unsupportedReason(protocol);
+    if (refused !== undefined || (!hlsPush && !isListenProtocol(protocol))) return fail(refused ?? `ingest protocol ${protocol} is not supported`);
+
+    await this.stopSlicer(s.slicerId);
+    const dir = this.outputDir(s.owner, s.slicerId);
+    await killMarkedProcess(join(dir, MARKER));
+    if (s.clear) await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    if (s.signal?.aborted) return { kind: 'aborted' };
+
+    const { bindHost, publicHost } = this.options;
+    let input: string[];
+    let ingestUrl: string;
+    let port: number | undefined;
+    let listen: ListenProtocol | undefined;
+    let run = this.run;
+    if (hlsPush) {
+      // The encoder PUTs its playlist and segments into the input directory; ffmpeg reads them once the playlist is there.
+      const inputDir = hlsInputDir(this.options.mediaRoot, s.owner, s.slicerId);
+      if (s.clear) await rm(inputDir, { recursive: true, force: true });
+      await mkdir(inputDir, { recursive: true });
+      const playlist = join(inputDir, 'index.m3u8');
+      input = ['-i', playlist];
+      ingestUrl = hlsPush.tokens.urlOf(hlsPush.baseUrl(), s.owner, s.slicerId);
+      const runProcess = this.run;
+      run = async (command, args, options) => {
+        await waitForFile(playlist, options.signal);
+        return runProcess(command, args, options);
+      };
+    } else {
+      listen = protocol as ListenProtocol;
+      const taken = await this.takePort(listen, s.preferredPort, s.keepPort);
+      if (typeof taken === 'string') return fail(taken);
+      port = taken;
+      input = listenInputArgs(listen, bindHost, port, s.slicerId);
+      ingestUrl = ingestUrlOf(listen, publicHost, port, s.slicerId);
+    }
+    const args = [
+      '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
+      ...input,
+      // First output: the source as received, to nowhere; ffmpeg's progress reports its size, so the input bitrate.
+      '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', '/dev/null',
+      ...liveOutputArgs(s.config.output_profile, { windowSegments: this.options.windowSegments, preset: this.options.preset }),
+    ];
+    // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.
+    args[args.length - 1] = join(dir, args[args.length - 1] as string);
+    const marker = join(dir, MARKER);
+    const supervised = new LiveSlicerProcess({
+      command: this.options.ffmpeg,
+      args,
+      cwd: dir,
+      run,
+      clock: this.options.clock,
+      backoffMs: this.options.backoffMs ?? 1_000,
+      maxBackoffMs: this.options.maxBackoffMs ?? 30_000,
+      onSpawn: (pid) => void writeProcessMarker(marker, pid, dir).catch((err: unknown) => this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker')),
+      ...(this.options.onRestart ? { onRestart: this.options.onRestart } : {}),
+      onExit: (result, wasLive) => {
+        if (result.aborted) return;
+        const context = { slicerId: s.slicerId, exitCode: result.exitCode, signal: result.signal, stderr: result.stderrTail.slice(-3) };
+        if (wasLive) this.options.log.info(context, 'slicer source ended; listening again');
+        else this.options.log.warn(context, 'slicer process ended; starting it again after a backoff');
+      },
+    });
+    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, ingestUrl };
+    this.slicers.set(s.slicerId, entry);
+    supervised.start();
+    // hls push is taken by the API at once; a listener is ready once ffmpeg holds its port.
+    const ready = listen === undefined || port === undefined ? true : await this.waitListening(entry, listen, port, s.signal);
+    if (ready === true) return { kind: 'succeeded', ingestUrl };
+    await this.stopSlicer(s.slicerId);
+    if (ready === 'aborted') return { kind: 'aborted' };
+    return fail(ready);
+  }
+
+  /**
+   * A free port: the preferred one (the slicer's current port) when free, else (unless
+   * `keepPort`) the first free one of the range. Reserved until the slicer stops. Returns the
+   * reason when none is free.
+   */
+  private async takePort(protocol: ListenProtocol, preferred: number | undefined, keepPort: boolean): Promise<number | string> {
+    const { from, to } = this.options.ports;
+    const candidates: number[] = [];
+    if (preferred !== undefined) candidates.push(preferred);
+    if (!keepPort) for (let p = from; p <= to; p++) if (p !== preferred) candidates.push(p);
+    let firstProblem: string | undefined;
+    for (const port of candidates) {
+      const { ports } = portsOf(protocol, port);
+      // RIST takes an even port and the odd one after it, both in the range.
+      if (protocol === 'rist' && (port % 2 !== 0 || port + 1 > to)) continue;
+      if (ports.some((p) => this.reserved.has(p))) continue;
+      for (const p of ports) this.reserved.add(p);
+      const problem = await listenerPortProblem(protocol, this.options.bindHost, port);
+      if (problem === null) return port;
+      for (const p of ports) this.reserved.delete(p);
+      firstProblem ??= problem;
+    }
+    const range = keepPort && preferred !== undefined ? `port ${preferred}` : `PLAYLINE_SLICER_PORTS ${from}-${to}`;
+    return `No free ingest port (${range}): ${firstProblem ?? 'every port is taken by other slicers of this instance'}`;
+  }
+
+  /** True once the process holds its port; else why it does not (it ended, or it took too long), or `aborted`. */
+  private async waitListening(entry: SlicerEntry, protocol: ListenProtocol, port: number, signal: AbortSignal | undefined): Promise<true | 'aborted' | string> {
+    const deadline = Date.now() + (this.options.readyTimeoutMs ?? 10_000);
+    const { ports } = portsOf(protocol, port);
+    const probePort = ports[0] as number;
+    for (;;) {
+      if (signal?.aborted) return 'aborted';
+      const status = entry.process.snapshot();
+      if (status.restarts > 0 || status.state === 'restarting') {
+        return `ffmpeg could not listen on ${protocol.toUpperCase()} port ${port}: ${status.failureReason ?? 'it ended at once'}`;
+      }
+      const running = entry.process.running();
+      if (running.alive && (await listenerHeld(protocol, probePort))) return true;
+      if (Date.now() > deadline) return `ffmpeg did not start listening on ${protocol.toUpperCase()} port ${port} within ${Math.round((this.options.readyTimeoutMs ?? 10_000) / 1000)} s`;
+      await delay(100);
+    }
+  }
+}
+
+/** Resolves once `file` exists (checked every 250 ms) or the signal fires. */
+async function waitForFile(file: string, signal: AbortSignal | undefined): Promise<void> {
+  while (!signal?.aborted) {
+    if (await stat(file).then(() => true, () => false)) return;
+    await delay(250, undefined, { signal }).catch(() => undefined);
+  }
+}

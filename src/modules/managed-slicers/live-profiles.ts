@@ -1,0 +1,77 @@
+import type { OutputProfile } from './managed-slicers.schema.js';
+
+/** One rung of a slicer's live ladder. */
+export interface LiveRendition {
+  /** Names the rendition's media playlist (`media_<name>.m3u8`) and segments. */
+  name: string;
+  /** Picture height; the width follows the source's aspect ratio. */
+  height: number;
+  videoKbps: number;
+}
+
+/** The ladder of each transcoding profile, highest first. `passthrough` and `audio-only` have none. */
+export const liveLadders: Record<Exclude<OutputProfile, 'passthrough' | 'audio-only'>, LiveRendition[]> = {
+  'sd-480p': [{ name: '480p', height: 480, videoKbps: 1400 }],
+  'hd-720p': [
+    { name: '720p', height: 720, videoKbps: 2800 },
+    { name: '480p', height: 480, videoKbps: 1400 },
+  ],
+  'hd-1080p': [
+    { name: '1080p', height: 1080, videoKbps: 5000 },
+    { name: '720p', height: 720, videoKbps: 2800 },
+    { name: '480p', height: 480, videoKbps: 1400 },
+  ],
+  'uhd-2160p': [
+    { name: '2160p', height: 2160, videoKbps: 15000 },
+    { name: '1080p', height: 1080, videoKbps: 5000 },
+    { name: '720p', height: 720, videoKbps: 2800 },
+  ],
+};
+
+const AUDIO_KBPS = 128;
+/** Seconds per segment; keyframes are forced on that grid so every rendition cuts at the same instants. */
+export const LIVE_SEGMENT_S = 2;
+
+export interface LiveOutputOptions {
+  /** Segments kept in the rolling window. */
+  windowSegments: number;
+  /** x264 preset of transcoding profiles. */
+  preset: string;
+}
+
+/**
+ * ffmpeg's output arguments for a profile, written into the current directory (the process
+ * runs with the slicer's output directory as its working directory): `index.m3u8` is always a
+ * multivariant playlist, each rendition a rolling live window of fMP4 segments whose numbers
+ * come from the wall clock, so they keep growing across restarts of the process.
+ */
+export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOptions): string[] {
+  const hls = [
+    '-f', 'hls',
+    '-hls_segment_type', 'fmp4',
+    '-hls_time', String(LIVE_SEGMENT_S),
+    '-hls_list_size', String(options.windowSegments),
+    // omit_endlist: a source that drops off is a pause of the live event, not its end.
+    '-hls_flags', 'delete_segments+independent_segments+omit_endlist+temp_file',
+    '-hls_start_number_source', 'datetime',
+    '-master_pl_name', 'index.m3u8',
+    '-hls_fmp4_init_filename', 'init.mp4',
+  ];
+  if (profile === 'passthrough') {
+    // Repackaging only: the source's codecs as they come (ADTS AAC from MPEG-TS needs its header rewritten for MP4).
+    return ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', ...hls, '-hls_segment_filename', 'seg_main_%d.m4s', 'media_main.m3u8'];
+  }
+  if (profile === 'audio-only') {
+    return ['-map', '0:a', '-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`, ...hls, '-hls_segment_filename', 'seg_audio_%d.m4s', 'media_audio.m3u8'];
+  }
+  const ladder = liveLadders[profile];
+  const args: string[] = [];
+  ladder.forEach(() => args.push('-map', '0:v', '-map', '0:a'));
+  args.push('-c:v', 'libx264', '-preset', options.preset, '-pix_fmt', 'yuv420p', '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${LIVE_SEGMENT_S})`);
+  ladder.forEach((r, i) => {
+    args.push(`-filter:v:${i}`, `scale=-2:${r.height}`, `-b:v:${i}`, `${r.videoKbps}k`, `-maxrate:v:${i}`, `${Math.round(r.videoKbps * 1.1)}k`, `-bufsize:v:${i}`, `${r.videoKbps * 2}k`);
+  });
+  args.push('-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`);
+  const streamMap = ladder.map((r, i) => `v:${i},a:${i},name:${r.name}`).join(' ');
+  return [...args, ...hls, '-var_stream_map', streamMap, '-hls_segment_filename', 'seg_%v_%d.m4s', 'media_%v.m3u8'];
+}

@@ -1,0 +1,56 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { liveOutputDir, livePlaylistPath } from '../managed-slicers/live-output.js';
+
+/** A slicer's live window as the edge plays it: where its files are and its multivariant playlist as just read. */
+export interface LiveWindow {
+  owner: string;
+  slicerId: string;
+  /** Absolute directory of the window's playlists and segments. */
+  dir: string;
+  /** `index.m3u8` as read now. */
+  index: string;
+}
+
+/** The port to the slicers' live output: read-only files, never cached (a live playlist changes every segment). */
+export interface LiveLibrary {
+  /** The slicer's live window, or undefined when the workspace has no such slicer output (yet). */
+  find(owner: string, slicerId: string): Promise<LiveWindow | undefined>;
+  /** A media playlist of the window (`<name>.m3u8`) as it is now, or undefined when it is gone. */
+  playlist(owner: string, slicerId: string, name: string): Promise<string | undefined>;
+  /** The directory of a slicer's window (whether or not it exists). */
+  dirOf(owner: string, slicerId: string): string;
+}
+
+const PATH_SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+const readIfThere = async (file: string): Promise<string | undefined> => {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+};
+
+/** Reads the windows slicers write under `<media root>/live/<owner>/<slicer id>/` (see live-output.ts). */
+export class FileLiveLibrary implements LiveLibrary {
+  constructor(private readonly root: string) {}
+
+  dirOf(owner: string, slicerId: string): string {
+    return liveOutputDir(this.root, owner, slicerId);
+  }
+
+  async find(owner: string, slicerId: string): Promise<LiveWindow | undefined> {
+    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(slicerId)) return undefined;
+    const index = await readIfThere(livePlaylistPath(this.root, owner, slicerId));
+    if (index === undefined || !index.startsWith('#EXTM3U')) return undefined;
+    return { owner, slicerId, dir: this.dirOf(owner, slicerId), index };
+  }
+
+  async playlist(owner: string, slicerId: string, name: string): Promise<string | undefined> {
+    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(slicerId) || !PATH_SAFE_ID.test(name)) return undefined;
+    const text = await readIfThere(join(this.dirOf(owner, slicerId), `${name}.m3u8`));
+    return text?.startsWith('#EXTM3U') ? text : undefined;
+  }
+}
