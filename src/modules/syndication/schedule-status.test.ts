@@ -17,7 +17,10 @@ test('target status derivation: error wins, then active, else stopped', () => {
 });
 
 test('schedule transitions', () => {
-  const cases: [ScheduleStatus, 'start' | 'stop' | 'fail', ScheduleStatus | null, boolean][] = [
+  const cases: [ScheduleStatus, 'start' | 'stop' | 'fail' | 'recover', ScheduleStatus | null, boolean][] = [
+    ['stopped', 'recover', null, false],
+    ['active', 'recover', 'active', false],
+    ['error', 'recover', 'active', true],
     ['stopped', 'start', 'active', true],
     ['stopped', 'stop', 'stopped', false],
     ['stopped', 'fail', null, false],

@@ -3,17 +3,18 @@ import type { TargetStatus } from './syndication.schema.js';
 /**
  * Publishing schedule states and the target status they imply (spec "States and transitions";
  * DESIGN §5). A schedule is `stopped` when created; `start` and `stop` are the client's
- * actions; `fail` is what publishing reports when it breaks.
+ * actions; `fail` is what publishing reports when it breaks, `recover` what it reports when a
+ * retry of its own got the stream accepted again.
  *
  *   stopped --start--> active --stop--> stopped
- *   active  --fail---> error  --start--> active (retry) | --stop--> stopped
+ *   active  --fail---> error  --start--> active (retry) | --recover--> active | --stop--> stopped
  *
  * Repeating the action a schedule is already in (start an active one, stop a stopped one)
  * changes nothing and is not an error, so clients can retry safely.
  */
 export type ScheduleStatus = TargetStatus;
 export type ScheduleAction = 'start' | 'stop';
-export type ScheduleEvent = ScheduleAction | 'fail';
+export type ScheduleEvent = ScheduleAction | 'fail' | 'recover';
 
 export type ScheduleTransition =
   | { ok: true; status: ScheduleStatus; changed: boolean }
@@ -21,8 +22,8 @@ export type ScheduleTransition =
 
 const transitions: Record<ScheduleStatus, Partial<Record<ScheduleEvent, ScheduleStatus>>> = {
   stopped: { start: 'active', stop: 'stopped' },
-  active: { start: 'active', stop: 'stopped', fail: 'error' },
-  error: { start: 'active', stop: 'stopped', fail: 'error' },
+  active: { start: 'active', stop: 'stopped', fail: 'error', recover: 'active' },
+  error: { start: 'active', stop: 'stopped', fail: 'error', recover: 'active' },
 };
 
 export function scheduleTransition(current: ScheduleStatus, event: ScheduleEvent): ScheduleTransition {

@@ -58,6 +58,7 @@ describe('publishing schedule routes', () => {
       clock: s.clock,
       ids: s.t.runtime.ids,
       config: s.t.runtime.config,
+      log: s.t.runtime.log,
       publisher: { start: async () => ({ ok: false, reason: 'no capacity in region' }), stop: async () => undefined },
     });
     const target = await newTarget();

@@ -17,6 +17,8 @@ export interface ScheduleServiceDeps {
   regions: readonly string[];
   /** Base of generated pull URLs of Custom hls targets, e.g. `https://pull.example.com`. */
   pullBaseUrl: string;
+  /** Cluster mode: this instance, recorded on each schedule whose push it runs (a survivor takes over a dead one's). */
+  instanceId?: string;
 }
 
 /**
@@ -24,7 +26,22 @@ export interface ScheduleServiceDeps {
  * which drive the publisher and thereby the derived status of the target.
  */
 export class ScheduleService {
+  /** Per schedule, the action or publishing report being applied: they run one after another. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
   constructor(private readonly deps: ScheduleServiceDeps) {}
+
+  /** Runs `work` after everything queued for schedule `id` (so a report never overtakes the start that caused it). */
+  private serial<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.then(() => undefined, () => undefined);
+    this.queues.set(id, settled);
+    void settled.then(() => {
+      if (this.queues.get(id) === settled) this.queues.delete(id);
+    });
+    return next;
+  }
 
   async create(workspaceId: string, body: ScheduleCreateBody): Promise<repo.ScheduleRow> {
     await this.checkReferences(workspaceId, body);
@@ -85,7 +102,11 @@ export class ScheduleService {
    * Repeating the current action changes nothing. Starting a Custom hls target's schedule
    * generates the target's pull URL once.
    */
-  async act(workspaceId: string, id: string, mode: ScheduleAction): Promise<repo.ScheduleRow> {
+  act(workspaceId: string, id: string, mode: ScheduleAction): Promise<repo.ScheduleRow> {
+    return this.serial(id, () => this.actNow(workspaceId, id, mode));
+  }
+
+  private async actNow(workspaceId: string, id: string, mode: ScheduleAction): Promise<repo.ScheduleRow> {
     const row = await this.get(workspaceId, id);
     const transition = scheduleTransition(row.status as ScheduleStatus, mode);
     if (!transition.ok) throw new AppError('conflict', `Publishing schedule ${id}: ${transition.reason}`);
@@ -100,16 +121,95 @@ export class ScheduleService {
     } else {
       await this.deps.publisher.stop(job);
     }
-    const values = { status, error, updated_at: this.deps.clock.now() };
+    const values = { status, error, updated_at: this.deps.clock.now(), ...this.pushOwner(mode === 'start') };
     if (!(await repo.updateSchedule(this.deps.db, workspaceId, id, row.status, values))) {
-      if (status === 'active') await this.deps.publisher.stop(job);
+      // Lost the race: whatever this start set going (running or retrying) must not run on.
+      if (mode === 'start') await this.deps.publisher.stop(job);
       throw this.raced(id);
     }
     return { ...row, ...values };
   }
 
+  /**
+   * What a running push reports: `error` with the reason, or `active` again once a retry got
+   * the stream accepted. A schedule stopped meanwhile stays stopped. Never throws (the reporter
+   * is a background push); returns the row as it is now, or undefined when it is gone.
+   */
+  applyPushReport(workspaceId: string, id: string, report: { state: 'active' } | { state: 'error'; reason: string }): Promise<repo.ScheduleRow | undefined> {
+    return this.serial(id, async () => {
+      const row = await repo.findSchedule(this.deps.db, workspaceId, id);
+      if (!row) return row;
+      // A stopped schedule cannot fail or recover: the report came after the stop.
+      const transition = scheduleTransition(row.status as ScheduleStatus, report.state === 'active' ? 'recover' : 'fail');
+      if (!transition.ok) return row;
+      const error = report.state === 'error' ? report.reason : null;
+      if (!transition.changed && row.error === error) return row;
+      const values = { status: transition.status, error, updated_at: this.deps.clock.now() };
+      if (!(await repo.updateSchedule(this.deps.db, workspaceId, id, row.status, values))) return repo.findSchedule(this.deps.db, workspaceId, id);
+      return { ...row, ...values };
+    }).catch(() => undefined);
+  }
+
+  /**
+   * After a restart: every schedule that was started and not stopped gets its push again (the
+   * push reports how it goes). One that cannot start (its content is no longer live, the target
+   * can no longer be published to) goes to `error` with the reason. Returns how many resumed.
+   */
+  async resumePublishing(): Promise<number> {
+    const rows = await repo.listStartedSchedules(this.deps.db);
+    const failed = (row: repo.ScheduleRow) => (err: unknown) => {
+      const reason = err instanceof AppError ? err.detail : 'publishing could not be resumed after a restart';
+      return this.applyPushReport(row.workspace_id, row.id, { state: 'error', reason });
+    };
+    for (const row of rows) {
+      // Not awaited: a push takes its time to be accepted, and reports how it went itself.
+      void this.jobFor(row).then((job) => this.deps.publisher.start(job)).catch(failed(row));
+    }
+    return rows.length;
+  }
+
+  /**
+   * Cluster mode: the started schedules whose push ran on `deadInstance` get their push here
+   * (each claimed by one survivor only). Returns how many this instance took.
+   */
+  async takeOverPushes(deadInstance: string): Promise<number> {
+    const me = this.deps.instanceId;
+    if (me === undefined) return 0;
+    let taken = 0;
+    for (const row of await repo.listPushesOf(this.deps.db, deadInstance)) {
+      if (!(await repo.claimPush(this.deps.db, row.id, deadInstance, me))) continue;
+      taken += 1;
+      const reason = (err: unknown) => (err instanceof AppError ? err.detail : 'publishing could not be taken over from a dead instance');
+      void this.jobFor(row)
+        .then((job) => this.deps.publisher.start(job))
+        .catch((err: unknown) => this.applyPushReport(row.workspace_id, row.id, { state: 'error', reason: reason(err) }));
+    }
+    return taken;
+  }
+
+  /** Who runs the push: this instance once started (cluster mode), nobody once stopped. */
+  private pushOwner(started: boolean): { publisher_instance?: string | null } {
+    if (this.deps.instanceId === undefined) return {};
+    return { publisher_instance: started ? this.deps.instanceId : null };
+  }
+
+  /**
+   * Whether a push for this schedule and target should go on: it is started (active or error),
+   * its target exists, and (cluster mode) no survivor took the push over from this instance.
+   */
+  async stillPublishing(workspaceId: string, id: string, targetId: string): Promise<boolean> {
+    const row = await repo.findSchedule(this.deps.db, workspaceId, id);
+    if (!row || row.status === 'stopped' || row.target_id !== targetId) return false;
+    if (this.deps.instanceId !== undefined && row.publisher_instance !== this.deps.instanceId) return false;
+    return (await repo.findTarget(this.deps.db, workspaceId, targetId)) !== undefined;
+  }
+
   /** Publishing broke after it started (reported by the publisher): the schedule goes to `error`. */
-  async markFailed(workspaceId: string, id: string, reason: string): Promise<repo.ScheduleRow> {
+  markFailed(workspaceId: string, id: string, reason: string): Promise<repo.ScheduleRow> {
+    return this.serial(id, () => this.markFailedNow(workspaceId, id, reason));
+  }
+
+  private async markFailedNow(workspaceId: string, id: string, reason: string): Promise<repo.ScheduleRow> {
     const row = await this.get(workspaceId, id);
     const transition = scheduleTransition(row.status as ScheduleStatus, 'fail');
     if (!transition.ok) throw new AppError('conflict', `Publishing schedule ${id}: ${transition.reason}`);

@@ -53,3 +53,13 @@ export const syndicationMigration: Migration = {
     await db.schema.dropTable('syndication_clipping_profiles').execute();
   },
 };
+
+/** Cluster mode: which instance runs a started schedule's push, so a survivor takes over a dead one's. */
+export const pushOwnersMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('syndication_schedules').addColumn('publisher_instance', 'varchar(64)').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('syndication_schedules').dropColumn('publisher_instance').execute();
+  },
+};

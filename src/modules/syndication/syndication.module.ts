@@ -8,9 +8,20 @@ import { ClippingProfileService } from './clipping-profile.service.js';
 import { simulatedPublisher, type Publisher } from './publisher.js';
 import { ScheduleService } from './schedule.service.js';
 import type { SyndicationTables } from './syndication.tables.js';
+import type { SyndicationDb } from './syndication.repository.js';
 import type { AddressCheck } from './target-probe.js';
 import type { SecretSealer } from './target-secrets.js';
 import { TargetService } from './target.service.js';
+import { FfmpegPublisher } from './ffmpeg-publisher.js';
+import { platformNames, type PlatformName } from './syndication.schema.js';
+import type { PlatformIngest } from './push-plan.js';
+import { ConfigError } from '../../platform/config.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Registry } from 'prom-client';
+import type { BackgroundWork } from '../../platform/background-work.js';
+import { mediaRootOf } from '../../platform/media/media-root.js';
+import { join } from 'node:path';
+import type { Membership } from '../../platform/cluster/membership.js';
 
 /** The syndication module's services, created once per runtime. */
 export interface SyndicationModule {
@@ -18,6 +29,13 @@ export interface SyndicationModule {
   schedules: ScheduleService;
   clippingProfiles: ClippingProfileService;
   regions: readonly string[];
+  /** The real publisher (PLAYLINE_PUBLISHER=ffmpeg), for diagnostics and tests; undefined when another one runs. */
+  pushes: FfmpegPublisher | undefined;
+  /** Stops every push on shutdown. */
+  work: BackgroundWork;
+  /** Storage and the media root, for the pull URL of Custom hls targets. */
+  db: SyndicationDb;
+  mediaRoot: string;
 }
 
 export interface SyndicationModuleDeps {
@@ -26,6 +44,17 @@ export interface SyndicationModuleDeps {
   clock: Clock;
   ids: IdGenerator;
   config: Config;
+  log: Logger;
+  registry?: Registry;
+  /** Resume the pushes of started schedules when work starts (embedded mode: one instance owns every push). */
+  resumeOnStart?: boolean;
+  /**
+   * Cluster mode: this instance's id (recorded on the schedules whose push it runs) and the
+   * membership, whose dead-instance takeover gives a dead instance's pushes to a survivor.
+   */
+  cluster?: { instanceId: string; membership: Pick<Membership, 'onDead'> };
+  /** The ffmpeg executable once found (the asset library looks for it at start), else undefined. */
+  ffmpeg?: () => string | undefined;
   publisher?: Publisher;
   /** Replaces the SSRF guard of the target test (tests). */
   checkAddress?: AddressCheck;
@@ -57,15 +86,60 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     probe: { checkAddress, timeoutMs: 5000, ...(deps.probeCa ? { ca: deps.probeCa } : {}) },
   });
   const regions = listSetting(config.regions);
+  const pushes: FfmpegPublisher | undefined =
+    deps.publisher === undefined && config.publisher === 'ffmpeg'
+      ? new FfmpegPublisher({
+          ffmpeg: deps.ffmpeg ?? (() => undefined),
+          mediaRoot: mediaRootOf(config),
+          markerDir: join(config.dataDir, 'publishing'),
+          clock,
+          log: deps.log,
+          checkAddress,
+          ingest: parsePlatformIngest(config.platformIngest),
+          report: (report) => void schedules.applyPushReport(report.workspaceId, report.scheduleId, report),
+          wanted: (job): Promise<boolean> => schedules.stillPublishing(job.workspaceId, job.scheduleId, job.targetId),
+          ...(deps.registry ? { registry: deps.registry } : {}),
+          ...(deps.probeCa ? { ca: deps.probeCa } : {}),
+          stallMs: config.publishStallMs,
+        })
+      : undefined;
   const pullHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const schedules = new ScheduleService({
     db,
     clock,
     ids,
     targets,
-    publisher: deps.publisher ?? simulatedPublisher,
+    publisher: deps.publisher ?? pushes ?? simulatedPublisher,
     regions,
     pullBaseUrl: `http://${pullHost.includes(':') ? `[${pullHost}]` : pullHost}:${config.port}`,
+    ...(deps.cluster ? { instanceId: deps.cluster.instanceId } : {}),
   });
-  return { targets, schedules, clippingProfiles: new ClippingProfileService({ db, clock, ids }), regions };
+  // A dead instance's pushes: each survivor claims what it can (one claim per schedule) and pushes it.
+  if (pushes && deps.cluster) deps.cluster.membership.onDead(async (member) => ({ pushes: await schedules.takeOverPushes(member.id) }));
+  const work: BackgroundWork = {
+    name: 'publishing pushes',
+    start: async () => {
+      if (pushes && deps.resumeOnStart) await schedules.resumePublishing();
+    },
+    stop: async () => pushes?.stopAll(),
+  };
+  return { targets, schedules, clippingProfiles: new ClippingProfileService({ db, clock, ids }), regions, pushes, work, db, mediaRoot: mediaRootOf(config) };
+}
+
+/** PLAYLINE_PLATFORM_INGEST: `{"<platform>": "rtmp[s]://host[:port]/<app>/"}`; a bad value stops the start with the reason. */
+export function parsePlatformIngest(text: string): PlatformIngest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError('PLAYLINE_PLATFORM_INGEST (--platform-ingest) is not JSON: give an object such as {"Twitch":"rtmp://host/app/"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('PLAYLINE_PLATFORM_INGEST (--platform-ingest) must be a JSON object');
+  const ingest: PlatformIngest = {};
+  for (const [name, url] of Object.entries(parsed)) {
+    if (!(platformNames as readonly string[]).includes(name) || name === 'Custom') throw new ConfigError(`PLAYLINE_PLATFORM_INGEST (--platform-ingest): ${name} is not a social platform (${platformNames.filter((p) => p !== 'Custom').join(', ')})`);
+    if (typeof url !== 'string' || !/^rtmps?:\/\/[^/\s]+\/[^\s]+$/.test(url)) throw new ConfigError(`PLAYLINE_PLATFORM_INGEST (--platform-ingest): the ingest of ${name} must be an rtmp:// or rtmps:// URL with an application path`);
+    ingest[name as PlatformName] = url;
+  }
+  return ingest;
 }

@@ -196,6 +196,44 @@ export async function deleteWorkspaceRows(db: SyndicationDb, workspaceId: string
   return rows;
 }
 
-/** The schedules of a workspace that are publishing (to stop before the workspace goes). */
+/** The schedules of a workspace that are publishing or retrying after an error (to stop before the workspace goes). */
 export const listActiveSchedules = (db: SyndicationDb, workspaceId: string): Promise<ScheduleRow[]> =>
-  db.selectFrom('syndication_schedules').selectAll().where('workspace_id', '=', workspaceId).where('status', '=', 'active').execute();
+  db.selectFrom('syndication_schedules').selectAll().where('workspace_id', '=', workspaceId).where('status', 'in', ['active', 'error']).execute();
+
+/** Every schedule of every workspace that was started and not stopped (pushes to resume after a restart). */
+export const listStartedSchedules = (db: SyndicationDb): Promise<ScheduleRow[]> =>
+  db.selectFrom('syndication_schedules').selectAll().where('status', 'in', ['active', 'error']).orderBy('created_at').orderBy('id').execute();
+
+/** The started schedules whose push ran on `instance` (a dead instance's, to take over). */
+export const listPushesOf = (db: SyndicationDb, instance: string): Promise<ScheduleRow[]> =>
+  db.selectFrom('syndication_schedules').selectAll().where('publisher_instance', '=', instance).where('status', 'in', ['active', 'error']).orderBy('created_at').orderBy('id').execute();
+
+/** Moves a started schedule's push from instance `from` to `to`; false when another survivor took it first (or it stopped). */
+export async function claimPush(db: SyndicationDb, id: string, from: string, to: string): Promise<boolean> {
+  const result = await db
+    .updateTable('syndication_schedules')
+    .set({ publisher_instance: to })
+    .where('id', '=', id)
+    .where('publisher_instance', '=', from)
+    .where('status', 'in', ['active', 'error'])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** A target's workspace and generated pull URL, found by id alone (the pull URL's token is the credential). */
+export const findPullTarget = (db: SyndicationDb, id: string): Promise<{ workspace_id: string; pull_url: string | null } | undefined> =>
+  db.selectFrom('syndication_targets').select(['workspace_id', 'pull_url']).where('id', '=', id).executeTakeFirst();
+
+/** The content an active schedule of the target publishes (the oldest, when there are several). */
+export const findActiveContentOfTarget = async (db: SyndicationDb, workspaceId: string, targetId: string): Promise<string | undefined> =>
+  (
+    await db
+      .selectFrom('syndication_schedules')
+      .select('content_id')
+      .where('workspace_id', '=', workspaceId)
+      .where('target_id', '=', targetId)
+      .where('status', '=', 'active')
+      .orderBy('created_at')
+      .orderBy('id')
+      .executeTakeFirst()
+  )?.content_id;

@@ -34,6 +34,8 @@ export interface SyndicationScheduleTable {
   status: string;
   /** Why publishing failed, while status is error. */
   error: string | null;
+  /** Cluster mode: the instance running the push of a started schedule (null embedded, or stopped). */
+  publisher_instance?: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import { connect as connectTcp, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
+import { MSG_ABORT, MSG_COMMAND_AMF0, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from './rtmp-chunks.js';
+
+/** Where the relay really publishes: the values ffmpeg never sees. */
+export interface RtmpDestination {
+  tls: boolean;
+  /** Host name as written (TLS checks the certificate against it; tcUrl names it). */
+  host: string;
+  /** Connect to this address (the one the address check let through). */
+  address: string;
+  port: number;
+  app: string;
+  /** The stream key (the `publish` name). */
+  streamName: string;
+  /** Extra trust roots for rtmps (tests). */
+  ca?: string;
+}
+
+export interface RtmpRelay {
+  /** What ffmpeg pushes to: loopback, a random application name, no secret. */
+  readonly localUrl: string;
+  /** Why the last connection to the destination failed or ended, in words without secrets. */
+  readonly lastFailure: string | undefined;
+  close(): Promise<void>;
+}
+
+const HANDSHAKE_BYTES = 1 + 1536 + 1536;
+/** Commands whose fourth value (after name, transaction id and null) is the stream name. */
+const STREAM_NAME_COMMANDS = new Set(['releaseStream', 'FCPublish', 'FCUnpublish', 'publish']);
+const PLACEHOLDER_STREAM = 'stream';
+
+/**
+ * A loopback RTMP relay owned by this process, so that stream keys and credentials never reach
+ * ffmpeg's command line: ffmpeg publishes to `rtmp://127.0.0.1:<port>/<random app>/stream`;
+ * the relay connects to the destination (TCP or TLS), passes the handshake through, reads
+ * ffmpeg's chunk stream, rewrites `connect` (app, tcUrl) and the stream name of `publish` and
+ * its companions to the destination's values, and forwards every message re-chunked with full
+ * headers. The destination's answers go back to ffmpeg untouched. A connection whose `connect`
+ * names another application is closed (only the ffmpeg that was given the URL gets through).
+ */
+export async function startRtmpRelay(destination: RtmpDestination): Promise<RtmpRelay> {
+  const app = randomBytes(12).toString('hex');
+  const sockets = new Set<Socket>();
+  let lastFailure: string | undefined;
+  const tcUrl = `${destination.tls ? 'rtmps' : 'rtmp'}://${destination.host.includes(':') ? `[${destination.host}]` : destination.host}:${destination.port}/${destination.app}`;
+
+  const rewrite = (message: RtmpMessage): RtmpMessage | 'refuse' => {
+    if (message.typeId !== MSG_COMMAND_AMF0) return message;
+    let values: Amf0Value[];
+    try {
+      values = decodeAmf0(message.payload);
+    } catch {
+      return 'refuse';
+    }
+    const name = values[0]?.type === 'string' ? values[0].value : '';
+    if (name === 'connect') {
+      const command = values[2];
+      if (command?.type !== 'object') return 'refuse';
+      const given = command.value.find(([key]) => key === 'app')?.[1];
+      if (given?.type !== 'string' || given.value !== app) return 'refuse';
+      command.value = command.value.map(([key, value]): [string, Amf0Value] => {
+        if (key === 'app') return [key, amfString(destination.app)];
+        if (key === 'tcUrl') return [key, amfString(tcUrl)];
+        return [key, value];
+      });
+    } else if (STREAM_NAME_COMMANDS.has(name) && values[3]?.type === 'string') {
+      values[3] = amfString(destination.streamName);
+    } else {
+      return message;
+    }
+    return { ...message, payload: encodeAmf0(values) };
+  };
+
+  const onConnection = (client: Socket) => {
+    sockets.add(client);
+    const options = { host: destination.address, port: destination.port };
+    const upstream: Socket = destination.tls
+      ? connectTls({ ...options, servername: /^[\d.]+$/.test(destination.host) || destination.host.includes(':') ? '' : destination.host, ...(destination.ca ? { ca: destination.ca } : {}) })
+      : connectTcp(options);
+    sockets.add(upstream);
+    let connected = false;
+    const pending: Buffer[] = [];
+    const end = (failure?: string) => {
+      if (failure && lastFailure === undefined) lastFailure = failure;
+      client.destroy();
+      upstream.destroy();
+    };
+    const send = (data: Buffer) => (connected ? upstream.write(data) : pending.push(data));
+    upstream.once(destination.tls ? 'secureConnect' : 'connect', () => {
+      connected = true;
+      lastFailure = undefined;
+      for (const data of pending.splice(0)) upstream.write(data);
+    });
+    upstream.on('data', (data: Buffer) => client.write(data));
+    upstream.on('error', (err: NodeJS.ErrnoException) => end(`the destination ${connected ? 'dropped the connection' : 'could not be reached'} (${err.code ?? err.message})`));
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      end('the destination closed the connection');
+    });
+
+    let handshake = 0;
+    const reader = new RtmpChunkReader();
+    const writer = new RtmpChunkWriter();
+    client.on('data', (data: Buffer) => {
+      if (handshake < HANDSHAKE_BYTES) {
+        const take = Math.min(HANDSHAKE_BYTES - handshake, data.length);
+        send(data.subarray(0, take));
+        handshake += take;
+        data = data.subarray(take);
+        if (data.length === 0) return;
+      }
+      let messages: RtmpMessage[];
+      try {
+        messages = reader.push(data);
+      } catch {
+        return end('the local RTMP stream was malformed');
+      }
+      for (const message of messages) {
+        if (message.typeId === MSG_ABORT) continue;
+        const rewritten = rewrite(message);
+        if (rewritten === 'refuse') return end('a local client that was not the publisher connected to the relay');
+        send(writer.write(rewritten));
+      }
+    });
+    client.on('error', () => end());
+    client.on('close', () => {
+      sockets.delete(client);
+      // ffmpeg ending its side ends the publication (the receiver sees the stream end).
+      upstream.end();
+    });
+  };
+
+  const server: Server = createServer(onConnection);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    localUrl: `rtmp://127.0.0.1:${port}/${app}/${PLACEHOLDER_STREAM}`,
+    get lastFailure() {
+      return lastFailure;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
