@@ -1,5 +1,5 @@
 import type {
-  DeliveriesView, PutSettingsInput, SettingsView, TestResultView,
+  DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptQueryInput, PutSettingsInput, SettingsView, TestResultView,
 } from '../modules/error-reporting/error-reporting.schema.js';
 import type { ClientCore } from './client.js';
 
@@ -37,5 +37,25 @@ export class ErrorReportingApi {
   /** Recent attempts, counters and the endpoint's pause state. */
   deliveries(): Promise<DeliveriesView> {
     return this.core.request<DeliveriesView>('GET', '/api/v4/error-reporting/deliveries');
+  }
+
+  /** The delivery log (every instance's attempts), newest first; `next_cursor` continues it. */
+  listAttempts(query: LoggedAttemptQueryInput = {}): Promise<LoggedAttemptCollectionView> {
+    return this.core.request<LoggedAttemptCollectionView>('GET', '/api/v4/error-reporting/attempts', { query: { ...query } });
+  }
+
+  /** One logged attempt with its payload, exact body and signature headers. */
+  getAttempt(attemptId: string): Promise<LoggedAttemptDetailView> {
+    return this.core.request<LoggedAttemptDetailView>('GET', `/api/v4/error-reporting/attempts/${encodeURIComponent(attemptId)}`);
+  }
+
+  /** Sends a logged report again to the current callback (signed anew) and returns the new attempt and its outcome. */
+  resend(attemptId: string): Promise<LoggedAttemptDetailView> {
+    return this.core.request<LoggedAttemptDetailView>('POST', `/api/v4/error-reporting/attempts/${encodeURIComponent(attemptId)}/resend`);
+  }
+
+  /** Ends the callback endpoint's pause now; returns the deliveries summary (paused_until null). */
+  resume(): Promise<DeliveriesView> {
+    return this.core.request<DeliveriesView>('POST', '/api/v4/error-reporting/settings/resume');
   }
 }

@@ -1,7 +1,8 @@
 import type { Clock } from '../../platform/clock.js';
 import type { ErrorReportSink } from '../../platform/error-report-sink.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { CallbackTransport } from './callback-client.js';
+import type { CallbackRequest, CallbackTransport } from './callback-client.js';
+import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { DeliveryAttempt, DeliveryCounters, DropReason } from './delivery-log.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { ErrorReportInput } from './error-report.js';
@@ -30,10 +31,12 @@ export interface CallbackDispatcherOptions {
   unreachableBackoff?: Backoff;
   /** Attempts kept per workspace for the deliveries API. Default 100. */
   recentPerWorkspace?: number;
-  /** Called after every attempt (logging, tests). Must not throw. */
-  onAttempt?: (owner: string, attempt: DeliveryAttempt) => void;
+  /** Called after every attempt with the exact request sent (delivery log, metrics, tests). Must not throw. */
+  onAttempt?: (owner: string, attempt: DeliveryAttempt, request: CallbackRequest) => void;
   /** Called when this instance pauses an endpoint (cluster mode tells the other instances). Must not throw. */
   onPause?: (url: string, pausedUntil: number, consecutiveFailures: number) => void;
+  /** Called when this instance resumes an endpoint on request (cluster mode tells the other instances). Must not throw. */
+  onResume?: (url: string) => void;
   /** A failure after an answer (a hook that threw): reported here, never an unhandled rejection. */
   onError?: (message: string, error: unknown) => void;
 }
@@ -53,7 +56,7 @@ export class CallbackDispatcher implements ErrorReportSink {
   private readonly scheduler: EndpointScheduler;
   private closed = false;
 
-  constructor(options: CallbackDispatcherOptions) {
+  constructor(private readonly options: CallbackDispatcherOptions) {
     this.log = new DeliveryLog(options.recentPerWorkspace ?? 100);
     this.scheduler = new EndpointScheduler({
       transport: options.transport,
@@ -85,6 +88,41 @@ export class CallbackDispatcher implements ErrorReportSink {
   /** Cluster mode: a pause another instance decided for `url`, applied when it ends later than ours. */
   pauseFromPeer(url: string, pausedUntil: number, consecutiveFailures: number): void {
     this.scheduler.pauseFromPeer(url, pausedUntil, consecutiveFailures);
+  }
+
+  /** Cluster mode: another instance resumed `url`. */
+  resumeFromPeer(url: string): void {
+    this.scheduler.resume(url);
+  }
+
+  /**
+   * Ends the pause of the workspace's callback endpoint at once (and on every instance in cluster
+   * mode). Undefined when the workspace has no active callback.
+   */
+  resume(owner: string): EndpointState | undefined {
+    const route = this.routes.get(owner);
+    if (!route || this.closed) return undefined;
+    this.scheduler.resume(route.url);
+    this.options.onResume?.(route.url);
+    return this.scheduler.state(route.url);
+  }
+
+  /**
+   * Sends one logged report again to the workspace's current callback, at once and outside the
+   * queue (an operator asked for it): signed anew with a new timestamp, keeping its `webhook-id` (a
+   * resent message keeps its id, as Standard Webhooks asks, so receivers can deduplicate). Best
+   * effort: the outcome is counted and returned, the endpoint's pause state is left as it is.
+   * Undefined when the workspace has no active callback.
+   */
+  async resend(owner: string, webhookId: string, body: string): Promise<{ attempt: DeliveryAttempt; request: CallbackRequest } | undefined> {
+    const route = this.routes.get(owner);
+    if (!route || this.closed) return undefined;
+    const { clock, transport } = this.options;
+    const request: CallbackRequest = { body, headers: { ...route.signer.sign(webhookId, clock.now() / 1000, body) } };
+    const outcome = await transport
+      .deliver(route.url, request)
+      .catch((error: unknown): DeliveryOutcome => ({ outcome: 'reset', status: null, latencyMs: 0, detail: String(error) }));
+    return { attempt: this.log.recordAttempt(owner, webhookId, route.url, clock.now(), outcome), request };
   }
 
   /** Queues a report for its owner's callback, or drops it; never waits and never throws. */

@@ -49,6 +49,31 @@ describe('callback delivery state across instances', { skip: redis.skip }, () =>
     await Promise.all([a.feed.close(), b.feed.close()]);
   });
 
+  test('an endpoint resumed on one instance (an operator\'s resume) is resumed on the others at once', async () => {
+    const prefix = `${redis.prefix()}feed:`;
+    const clock = new FakeClock();
+    const instance = async (id: string) => {
+      const feed = new ChangeFeed({ publisher: redis.client(), subscriber: redis.client(), prefix, instanceId: id });
+      const link = callbackLinkOf(feed);
+      const transport = new FakeTransport();
+      const dispatcher = new CallbackDispatcher({ transport, clock, ids: sequentialIds(), onPause: link.paused.bind(link), onResume: link.resumed.bind(link) });
+      dispatcher.setRoute('ws1', { owner: 'ws1', url: hook, signer });
+      await link.listen({ settings: () => undefined, pause: (url, until, failures) => dispatcher.pauseFromPeer(url, until, failures), resume: (url) => dispatcher.resumeFromPeer(url) });
+      return { transport, dispatcher, feed };
+    };
+    const a = await instance('a');
+    const b = await instance('b');
+    assert.equal(a.dispatcher.submit(report), 'queued');
+    await settle();
+    a.transport.answerAll('non_200', 503);
+    await settle();
+    await eventually(() => (b.dispatcher.endpointState(hook)?.pausedUntil ?? 0) > clock.now(), 'B paused too');
+    assert.equal(a.dispatcher.resume('ws1')?.pausedUntil, null);
+    await eventually(() => b.dispatcher.endpointState(hook)?.pausedUntil === null, 'B resumed too');
+    assert.equal(b.dispatcher.submit(report), 'queued', 'B sends again');
+    await Promise.all([a.feed.close(), b.feed.close()]);
+  });
+
   test('with N live instances each sends at most 1/N of the endpoint rate and burst', async () => {
     const clock = new FakeClock();
     const transport = new FakeTransport();

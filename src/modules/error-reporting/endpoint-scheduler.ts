@@ -1,6 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { CallbackTransport } from './callback-client.js';
+import type { CallbackRequest, CallbackTransport } from './callback-client.js';
 import { CircularBuffer } from './circular-buffer.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import { isUnreachable } from './delivery-outcome.js';
@@ -46,7 +46,8 @@ export interface EndpointSchedulerOptions {
   maxInFlight: number;
   failureBackoff: Backoff;
   unreachableBackoff: Backoff;
-  onAttempt: ((owner: string, attempt: DeliveryAttempt) => void) | undefined;
+  /** After every attempt, with the exact request sent (the delivery log keeps it). */
+  onAttempt: ((owner: string, attempt: DeliveryAttempt, request: CallbackRequest) => void) | undefined;
   onPause: ((url: string, pausedUntil: number, consecutiveFailures: number) => void) | undefined;
   /** A failure inside the scheduler's own bookkeeping (a hook that threw): reported, never thrown. */
   onError: (message: string, error: unknown) => void;
@@ -107,6 +108,23 @@ export class EndpointScheduler {
     endpoint.generation += 1;
     endpoint.pausedUntil = pausedUntil;
     this.schedule(endpoint, Math.max(1, pausedUntil - this.o.clock.now()));
+  }
+
+  /**
+   * Ends a pause at once (an operator's resume, a passing settings test): failures forgotten,
+   * queued reports sent. Answers to requests sent before it no longer pause the endpoint. False
+   * when the endpoint is unknown.
+   */
+  resume(url: string): boolean {
+    const endpoint = this.endpoints.get(url);
+    if (!endpoint || this.closed) return false;
+    endpoint.pausedUntil = 0;
+    endpoint.consecutiveFailures = 0;
+    endpoint.generation += 1;
+    endpoint.cancelTimer?.();
+    endpoint.cancelTimer = undefined;
+    this.pump(endpoint);
+    return true;
   }
 
   /** A workspace's route now uses `url`. */
@@ -231,22 +249,22 @@ export class EndpointScheduler {
   private send(endpoint: Endpoint, route: CallbackRoute, report: ErrorReport): void {
     const webhookId = `msg_${this.o.ids.uuid().replaceAll('-', '')}`;
     const body = JSON.stringify(report);
-    const headers = route.signer.sign(webhookId, this.o.clock.now() / 1000, body);
+    const request: CallbackRequest = { body, headers: { ...route.signer.sign(webhookId, this.o.clock.now() / 1000, body) } };
     const generation = endpoint.generation;
     endpoint.inFlight += 1;
     this.o.transport
-      .deliver(endpoint.url, { body, headers: { ...headers } })
+      .deliver(endpoint.url, request)
       .catch((error: unknown): DeliveryOutcome => ({ outcome: 'reset', status: null, latencyMs: 0, detail: String(error) }))
-      .then((outcome) => this.settle(endpoint, report.owner, webhookId, generation, outcome))
+      .then((outcome) => this.settle(endpoint, report.owner, webhookId, generation, outcome, request))
       // Never an unhandled rejection on the delivery path (it would end the process).
       .catch((error: unknown) => this.o.onError('error-reporting: settling a callback attempt failed', error));
   }
 
-  private settle(endpoint: Endpoint, owner: string, webhookId: string, generation: number, outcome: DeliveryOutcome): void {
+  private settle(endpoint: Endpoint, owner: string, webhookId: string, generation: number, outcome: DeliveryOutcome, request: CallbackRequest): void {
     endpoint.inFlight -= 1;
     const attempt = this.o.log.recordAttempt(owner, webhookId, endpoint.url, this.o.clock.now(), outcome);
     // The hook runs last: should it throw, the endpoint's state is already whole.
-    const notify = () => this.o.onAttempt?.(owner, attempt);
+    const notify = () => this.o.onAttempt?.(owner, attempt, request);
     if (endpoint.routes === 0) {
       if (endpoint.inFlight === 0 && this.endpoints.get(endpoint.url) === endpoint) this.endpoints.delete(endpoint.url);
       notify();

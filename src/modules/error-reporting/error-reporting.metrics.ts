@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { CallbackDispatcher } from './callback-dispatcher.js';
+import type { DeliveryLogStoreStats } from './delivery-log-store.js';
 import { deliveryOutcomeKinds } from './delivery-outcome.js';
 import type { DeliveryAttempt } from './delivery-log.js';
 import { dropReasons } from './delivery-log.js';
@@ -9,7 +10,7 @@ import { dropReasons } from './delivery-log.js';
  * Error Reporting metrics. Counters are read from the dispatcher's totals when scraped, so the
  * hot path (a drop per submitted report under overload) pays nothing for them.
  */
-export const registerErrorReportingMetrics = (registry: Registry, dispatcher: CallbackDispatcher) => {
+export const registerErrorReportingMetrics = (registry: Registry, dispatcher: CallbackDispatcher, deliveryLog: () => DeliveryLogStoreStats) => {
   const reported = { attempts: new Map<string, number>(), dropped: new Map<string, number>() };
 
   new Counter({
@@ -56,6 +57,29 @@ export const registerErrorReportingMetrics = (registry: Registry, dispatcher: Ca
       },
     });
   }
+
+  const logged = { full: 0, write_failed: 0 };
+  new Counter({
+    name: 'playline_error_reporting_log_dropped_total',
+    help: 'Delivery attempts left out of the delivery log (the delivery itself happened): queue_full, write_failed',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      const stats = deliveryLog();
+      this.inc({ reason: 'queue_full' }, Math.max(0, stats.droppedFull - logged.full));
+      this.inc({ reason: 'write_failed' }, Math.max(0, stats.droppedWriteFailed - logged.write_failed));
+      logged.full = stats.droppedFull;
+      logged.write_failed = stats.droppedWriteFailed;
+    },
+  });
+  new Gauge({
+    name: 'playline_error_reporting_log_queued',
+    help: 'Delivery attempts waiting to be written to the delivery log',
+    registers: [registry],
+    collect() {
+      this.set(deliveryLog().queued);
+    },
+  });
 
   const latency = new Histogram({
     name: 'playline_error_reporting_latency_seconds',

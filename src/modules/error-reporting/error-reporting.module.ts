@@ -15,13 +15,18 @@ import { CallbackClient } from './callback-client.js';
 import { CallbackDispatcher } from './callback-dispatcher.js';
 import { CallbackRouteSync } from './callback-route-sync.js';
 import type { DeliveryAttempt } from './delivery-log.js';
+import { DeliveryLogStore } from './delivery-log-store.js';
 import { registerErrorReportingMetrics } from './error-reporting.metrics.js';
 import { ErrorReportingService } from './error-reporting.service.js';
 import type { CallbackSettings } from './error-reporting.service.js';
 
 /** The runtime pieces Error Reporting is built from (a structural subset of `Runtime`). */
 export interface ErrorReportingDeps {
-  config: Pick<Config, 'callbackAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency'>;
+  config: Pick<
+    Config,
+    'callbackAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency' | 'callbackBackoffMs' | 'callbackBackoffMaxMs'
+    | 'deliveryLogRetentionH' | 'deliveryLogMaxPerWorkspace' | 'deliveryLogQueue' | 'deliveryLogWriteRate'
+  >;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
@@ -37,8 +42,14 @@ export interface CallbackClusterLink {
   settingsChanged(owner: string): void;
   /** Tells the other instances that this one paused `url`. */
   paused(url: string, pausedUntil: number, consecutiveFailures: number): void;
+  /** Tells the other instances that `url` was resumed on request. */
+  resumed(url: string): void;
   /** Hands over what other instances announce. */
-  listen(handlers: { settings(owner: string): void; pause(url: string, pausedUntil: number, consecutiveFailures: number): void }): Promise<void>;
+  listen(handlers: {
+    settings(owner: string): void;
+    pause(url: string, pausedUntil: number, consecutiveFailures: number): void;
+    resume?(url: string): void;
+  }): Promise<void>;
 }
 
 export interface ErrorReportingOverrides {
@@ -57,6 +68,8 @@ export interface ErrorReporting {
   dispatcher: CallbackDispatcher;
   client: CallbackClient;
   routeSync: CallbackRouteSync;
+  /** The persistent delivery log (every attempt with its body and signature headers). */
+  deliveryLog: DeliveryLogStore;
   /** Loads the callbacks and follows their changes; stop closes connections. */
   background: BackgroundWork;
 }
@@ -85,6 +98,16 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     timeoutMs: config.callbackTimeoutMs,
     connectionsPerEndpoint: config.callbackConcurrency,
   });
+  const deliveryLog = new DeliveryLogStore({
+    db,
+    clock,
+    ids,
+    queueCapacity: config.deliveryLogQueue,
+    writeRatePerS: config.deliveryLogWriteRate,
+    retentionMs: config.deliveryLogRetentionH * 3_600_000,
+    maxPerWorkspace: config.deliveryLogMaxPerWorkspace,
+    onError: (message, err) => deps.log.error({ err }, message),
+  });
   // The metrics read the dispatcher, and the dispatcher feeds the latency histogram: tie the knot.
   let observe: (attempt: DeliveryAttempt) => void = () => undefined;
   const dispatcher = new CallbackDispatcher({
@@ -95,11 +118,16 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     burst: config.callbackRatePerS,
     queueCapacity: config.callbackQueueSize,
     maxInFlight: config.callbackConcurrency,
-    onAttempt: (_owner, attempt) => observe(attempt),
+    failureBackoff: { initialMs: config.callbackBackoffMs, maxMs: config.callbackBackoffMaxMs },
+    unreachableBackoff: { initialMs: Math.min(config.callbackBackoffMs * 5, config.callbackBackoffMaxMs), maxMs: config.callbackBackoffMaxMs },
+    onAttempt: (owner, attempt, request) => {
+      observe(attempt);
+      deliveryLog.record(owner, attempt, request);
+    },
     onError: (message, err) => deps.log.error({ err }, message),
-    ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster) } : {}),
+    ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster), onResume: overrides.cluster.resumed.bind(overrides.cluster) } : {}),
   });
-  observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher).observe;
+  observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher, () => deliveryLog.stats()).observe;
   const routeSync = new CallbackRouteSync({
     db,
     box,
@@ -117,22 +145,30 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
         },
       }
     : routeSync;
-  const service = new ErrorReportingService({ db, box, clock, ids, tester: client, dispatcher, routes });
+  const service = new ErrorReportingService({ db, box, clock, ids, tester: client, dispatcher, routes, deliveryLog });
   return {
     service,
     dispatcher,
     client,
     routeSync,
+    deliveryLog,
     background: {
       name: 'error-reporting',
       async start() {
         await routeSync.start();
-        await link?.listen({ settings: () => void routeSync.refresh(), pause: (url, until, failures) => dispatcher.pauseFromPeer(url, until, failures) });
+        deliveryLog.start();
+        await link?.listen({
+          settings: () => void routeSync.refresh(),
+          pause: (url, until, failures) => dispatcher.pauseFromPeer(url, until, failures),
+          resume: (url) => dispatcher.resumeFromPeer(url),
+        });
       },
       async stop() {
         routeSync.stop();
         dispatcher.close();
         await client.close();
+        // Last: the attempts that ended while closing are written too.
+        await deliveryLog.stop();
       },
     },
   };

@@ -1,5 +1,6 @@
 import type { Db } from '../../platform/db/database.js';
 import type { ErrorReportingSettingsTable } from './error-reporting.tables.js';
+import { deleteWorkspaceDeliveries } from './delivery-log.repository.js';
 
 export type SettingsRow = ErrorReportingSettingsTable;
 
@@ -41,6 +42,7 @@ export const findSettingsOf = (db: Db, owners: readonly string[]) =>
     ? Promise.resolve([])
     : db.selectFrom('error_reporting_settings').selectAll().where('workspace_id', 'in', owners).execute();
 
-/** Deletes a workspace's callback settings (deleting the workspace); rows deleted. */
+/** Deletes a workspace's callback settings and logged delivery attempts (deleting the workspace); rows deleted. */
 export const deleteWorkspaceRows = async (db: Db, owner: string): Promise<number> =>
-  Number((await db.deleteFrom('error_reporting_settings').where('workspace_id', '=', owner).executeTakeFirst()).numDeletedRows);
+  Number((await db.deleteFrom('error_reporting_settings').where('workspace_id', '=', owner).executeTakeFirst()).numDeletedRows) +
+  (await deleteWorkspaceDeliveries(db, owner));

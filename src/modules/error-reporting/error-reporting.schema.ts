@@ -100,7 +100,77 @@ export const DeliveriesSchema = Type.Object({
   recent: Type.Array(AttemptSchema, { description: 'Most recent attempts of this instance, newest first' }),
 });
 
+const LoggedAttemptFields = {
+  '@id': Type.String({ description: 'The path of this attempt' }),
+  '@type': Type.Literal('DeliveryAttempt'),
+  id: Type.String({ description: 'Attempt id (att_…)' }),
+  ts: Type.Integer({ description: 'Unix ms when the attempt ended' }),
+  ts_iso: Type.String(),
+  webhook_id: Type.String({ description: 'The webhook-id header sent; a resend keeps the id of the report it resends' }),
+  url: Type.String({ description: 'Where the report was POSTed' }),
+  outcome: Outcome,
+  status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status received, or null when none' }),
+  latency_ms: Type.Integer({ minimum: 0, description: 'Milliseconds from sending to the response headers (or to the failure)' }),
+  detail: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (an error code, the redirect not followed), or null' }),
+  resend_of: Type.Union([Type.String(), Type.Null()], { description: 'The attempt this one resent (POST …/resend), or null' }),
+};
+
+export const LoggedAttemptSchema = Type.Object(LoggedAttemptFields);
+
+export const LoggedAttemptDetailSchema = Type.Object({
+  ...LoggedAttemptFields,
+  payload: Type.Object(
+    {
+      owner: Type.String(),
+      subtype: Type.String(),
+      url: Type.String(),
+      ip: Type.String(),
+      code: Type.Integer(),
+      ua: Type.String(),
+      msg: Type.String(),
+      timestamp: Type.Integer(),
+    },
+    { description: 'The error report sent (the request body, parsed)' },
+  ),
+  request: Type.Object(
+    {
+      body: Type.String({ description: 'The exact body sent: the bytes a receiver verifies the signature over' }),
+      headers: Type.Object(
+        {
+          'webhook-id': Type.String(),
+          'webhook-timestamp': Type.String({ description: 'Unix seconds when the request was signed' }),
+          'webhook-signature': Type.String({ description: 'v1,<base64 HMAC-SHA256>, space-separated when two secrets sign (a rotation)' }),
+        },
+        { description: 'The Standard Webhooks headers sent' },
+      ),
+    },
+    { description: 'What was POSTed, as sent' },
+  ),
+});
+
+export const LoggedAttemptCollection = Type.Object({
+  '@id': Type.String({ description: 'The path that was called' }),
+  '@type': Type.Literal('Collection'),
+  items: Type.Array(LoggedAttemptSchema, { description: 'Newest first' }),
+  total_items: Type.Integer({ minimum: 0, description: 'Attempts matching the filter, over all pages' }),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Cursor of the next page (also in the Link header), or null on the last page' }),
+});
+
+export const LoggedAttemptQuery = Type.Object({
+  outcome: Type.Optional(Outcome),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1-100 (default 50)' })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page (next_cursor of the previous one)' })),
+});
+
+export const AttemptParams = Type.Object({
+  attempt_id: Type.String({ minLength: 1, maxLength: 64, description: 'Attempt id (att_…)' }),
+});
+
 export type SettingsView = Static<typeof SettingsSchema>;
+export type LoggedAttemptView = Static<typeof LoggedAttemptSchema>;
+export type LoggedAttemptDetailView = Static<typeof LoggedAttemptDetailSchema>;
+export type LoggedAttemptCollectionView = Static<typeof LoggedAttemptCollection>;
+export type LoggedAttemptQueryInput = Static<typeof LoggedAttemptQuery>;
 export type PutSettingsInput = Static<typeof PutSettingsBody>;
 export type TestInput = Static<typeof TestBody>;
 export type TestResultView = Static<typeof TestResultSchema>;

@@ -1,11 +1,15 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
+import { decodeTimeIdCursor, encodeCursor } from '../../platform/http/cursor.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { CallbackObservation, CallbackTester } from './callback-client.js';
 import type { CallbackDispatcher, EndpointState } from './callback-dispatcher.js';
 import type { DeliveryAttempt, DeliveryCounters } from './delivery-log.js';
+import type { DeliveryLogStore } from './delivery-log-store.js';
+import * as deliveryRepo from './delivery-log.repository.js';
+import type { DeliveryOutcomeKind } from './delivery-outcome.js';
 import { sampleReport } from './error-report.js';
 import * as repo from './error-reporting.repository.js';
 import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
@@ -36,6 +40,19 @@ export interface DeliveriesReport {
   recent: DeliveryAttempt[];
 }
 
+/** A page of the persistent delivery log. */
+export interface LoggedAttemptPage {
+  items: deliveryRepo.DeliverySummaryRow[];
+  total: number;
+  nextCursor: string | undefined;
+}
+
+export interface LoggedAttemptQuery {
+  outcome?: DeliveryOutcomeKind | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
 /** Applies a changed settings row to this instance's dispatcher at once (the route sync). */
 export interface CallbackRouteUpdater {
   apply(settings: CallbackSettings): void;
@@ -49,6 +66,7 @@ export interface ErrorReportingServiceDeps {
   tester: CallbackTester;
   dispatcher: CallbackDispatcher;
   routes: CallbackRouteUpdater;
+  deliveryLog: DeliveryLogStore;
   /** How long a rotated-out secret keeps signing alongside the new one. Default 24 h. */
   rotationGraceMs?: number;
 }
@@ -130,7 +148,10 @@ export class ErrorReportingService {
         errors: [{ path: '/callback_url', message: observed.detail ?? 'must be an http or https URL' }],
       });
     }
-    return { url: target, passed: observed.outcome === 'delivered', observed };
+    const passed = observed.outcome === 'delivered';
+    // A passing test of the saved callback shows the endpoint answers again: its pause ends now.
+    if (passed && target === settings.callbackUrl) this.deps.dispatcher.resume(owner);
+    return { url: target, passed, observed };
   }
 
   /** A new signing secret; the previous one keeps signing for the grace period so receivers can switch. */
@@ -152,6 +173,52 @@ export class ErrorReportingService {
     return { settings, counters, recent, endpoint };
   }
 
+  /** The workspace's logged attempts (every instance's), newest first, a page at a time. */
+  async listAttempts(owner: string, query: LoggedAttemptQuery): Promise<LoggedAttemptPage> {
+    // This instance's attempts still queued for the log are written first: a list shows them.
+    await this.deps.deliveryLog.flushForRead();
+    const limit = query.limit ?? 50;
+    const after = query.cursor === undefined ? undefined : decodeDeliveryCursor(query.cursor);
+    const { rows, total } = await deliveryRepo.listDeliveries(this.deps.db, owner, { outcome: query.outcome }, limit + 1, after);
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    const nextCursor = rows.length > limit && last ? encodeCursor([last.at, last.id]) : undefined;
+    return { items, total, nextCursor };
+  }
+
+  /** One logged attempt with the exact body and the signature headers sent. */
+  async getAttempt(owner: string, attemptId: string): Promise<deliveryRepo.DeliveryRow> {
+    await this.deps.deliveryLog.flushForRead();
+    const row = await deliveryRepo.findDelivery(this.deps.db, owner, attemptId);
+    if (!row) throw new AppError('not_found', `No logged delivery attempt ${attemptId}`);
+    return row;
+  }
+
+  /**
+   * Sends a logged report again to the workspace's current callback: a new attempt, signed anew,
+   * logged, best effort (no retry); returns it with its outcome.
+   */
+  async resend(owner: string, attemptId: string): Promise<deliveryRepo.DeliveryRow> {
+    const original = await this.getAttempt(owner, attemptId);
+    const sent = await this.deps.dispatcher.resend(owner, original.webhook_id, original.body);
+    if (!sent) {
+      throw new AppError('callback_not_configured', 'No enabled callback URL to resend to: save one with PUT /api/v4/error-reporting/settings first');
+    }
+    const row = this.deps.deliveryLog.rowOf(owner, sent.attempt, sent.request, original.id);
+    await this.deps.deliveryLog.writeNow(row);
+    return row;
+  }
+
+  /** Ends the pause of the workspace's callback endpoint at once (on every instance). */
+  async resume(owner: string): Promise<DeliveriesReport> {
+    const settings = await this.getSettings(owner);
+    if (!this.deps.dispatcher.resume(owner)) {
+      throw new AppError('callback_not_configured', 'No enabled callback URL: there is nothing to resume');
+    }
+    const { counters, recent, endpoint } = this.deps.dispatcher.deliveries(owner);
+    return { settings, counters, recent, endpoint };
+  }
+
   private async reload(owner: string): Promise<CallbackSettings> {
     const row = await repo.findSettings(this.deps.db, owner);
     // The workspace exists (the caller is authenticated as it) unless it was deleted meanwhile.
@@ -164,6 +231,11 @@ export class ErrorReportingService {
     this.deps.routes.apply(settings);
     return settings;
   }
+}
+
+function decodeDeliveryCursor(cursor: string): deliveryRepo.DeliveryPosition {
+  const { time, id } = decodeTimeIdCursor(cursor);
+  return { at: time, id };
 }
 
 const testFailure = (result: CallbackTestResult): AppError => {

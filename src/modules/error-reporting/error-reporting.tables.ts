@@ -14,6 +14,29 @@ export interface ErrorReportingSettingsTable {
   updated_at: number;
 }
 
+/** One callback delivery attempt (the persistent delivery log), kept for the retention period. */
+export interface ErrorReportDeliveryTable {
+  /** `att_<hex>`. */
+  id: string;
+  workspace_id: string;
+  /** The `webhook-id` sent (a resend keeps the report's id, as Standard Webhooks asks). */
+  webhook_id: string;
+  url: string;
+  /** Unix ms when the attempt ended. */
+  at: number;
+  outcome: string;
+  status: number | null;
+  latency_ms: number;
+  detail: string | null;
+  /** The exact body sent. */
+  body: string;
+  /** JSON of the signature headers sent (webhook-id, webhook-timestamp, webhook-signature). */
+  headers: string;
+  /** The attempt this one resent, or null for a delivery of a new report. */
+  resend_of: string | null;
+}
+
 export interface ErrorReportingTables {
   error_reporting_settings: ErrorReportingSettingsTable;
+  error_report_deliveries: ErrorReportDeliveryTable;
 }

@@ -1,8 +1,13 @@
-import type { DeliveriesView, SettingsView, TestResultView } from './error-reporting.schema.js';
+import type { DeliveryRow, DeliverySummaryRow } from './delivery-log.repository.js';
+import type { DeliveryOutcomeKind } from './delivery-outcome.js';
+import type {
+  DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
+} from './error-reporting.schema.js';
 import type { CallbackSettings, CallbackTestResult, DeliveriesReport } from './error-reporting.service.js';
 import { observationView } from './error-reporting.service.js';
 
 const settingsPath = '/api/v4/error-reporting/settings';
+export const attemptsPath = '/api/v4/error-reporting/attempts';
 
 /** `2026-11-21T10:04:05.123000Z`: UTC with microseconds, as every ts_iso of the API. */
 const isoMicros = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
@@ -50,4 +55,36 @@ export const deliveriesView = (d: DeliveriesReport): DeliveriesView => ({
     latency_ms: a.latencyMs,
     ...(a.detail !== undefined ? { detail: a.detail } : {}),
   })),
+});
+
+export const loggedAttemptView = (row: DeliverySummaryRow): LoggedAttemptView => ({
+  '@id': `${attemptsPath}/${row.id}`,
+  '@type': 'DeliveryAttempt',
+  id: row.id,
+  ts: row.at,
+  ts_iso: isoMicros(row.at),
+  webhook_id: row.webhook_id,
+  url: row.url,
+  outcome: row.outcome as DeliveryOutcomeKind,
+  status: row.status,
+  latency_ms: row.latency_ms,
+  detail: row.detail,
+  resend_of: row.resend_of,
+});
+
+export const loggedAttemptDetailView = (row: DeliveryRow): LoggedAttemptDetailView => {
+  const headers = JSON.parse(row.headers) as LoggedAttemptDetailView['request']['headers'];
+  return {
+    ...loggedAttemptView(row),
+    payload: JSON.parse(row.body) as LoggedAttemptDetailView['payload'],
+    request: { body: row.body, headers },
+  };
+};
+
+export const loggedAttemptCollectionView = (selfPath: string, rows: DeliverySummaryRow[], total: number, nextCursor: string | undefined): LoggedAttemptCollectionView => ({
+  '@id': selfPath,
+  '@type': 'Collection',
+  items: rows.map(loggedAttemptView),
+  total_items: total,
+  next_cursor: nextCursor ?? null,
 });
