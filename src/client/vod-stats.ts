@@ -1,7 +1,9 @@
 import type { IngestResult, PlaybackEvent } from '../modules/vod-stats/events.schema.js';
 import type {
+  HistoryQuery,
   VodStatsBody,
   VodStatsCollectionBody,
+  VodStatsHistoryBody,
   VodStatsSummaryBody,
 } from '../modules/vod-stats/vod-stats.schema.js';
 import type { ClientCore } from './client.js';
@@ -45,5 +47,13 @@ export class VodStatsApi {
   summary(workspaceId?: string): Promise<VodStatsSummaryBody> {
     const path = workspaceId === undefined ? `${STATS}/owner-summary` : `${STATS}/owner-summary/${encodeURIComponent(workspaceId)}`;
     return this.core.request<VodStatsSummaryBody>('GET', path);
+  }
+
+  /**
+   * Per-minute history of the workspace, or of one asset (`asset_id`), over a named `range`
+   * (15m, 1h, 6h, 24h, ending now) or `from`/`to` in Unix seconds within the 24-hour serving window.
+   */
+  history(query: HistoryQuery = {}): Promise<VodStatsHistoryBody> {
+    return this.core.request<VodStatsHistoryBody>('GET', `${STATS}/history`, { query });
   }
 }

@@ -1,5 +1,7 @@
-import type { WorkspaceView } from '../modules/workspaces/workspaces.schema.js';
+import type { ApiKeyView, WorkspaceView } from '../modules/workspaces/workspaces.schema.js';
 import type { ClientCore } from './client.js';
+
+const KEYS = '/api/v4/workspace/keys';
 
 export class WorkspaceApi {
   constructor(private readonly core: ClientCore) {}
@@ -7,5 +9,20 @@ export class WorkspaceApi {
   /** The workspace that the client's key belongs to. */
   get(): Promise<WorkspaceView> {
     return this.core.request<WorkspaceView>('GET', '/api/v4/workspace');
+  }
+
+  /** The keys of the workspace, revoked ones included (never their secrets). */
+  async keys(): Promise<ApiKeyView[]> {
+    return (await this.core.request<{ items: ApiKeyView[] }>('GET', KEYS)).items;
+  }
+
+  /** Creates an API key (default) or ingest key; the answer's `secret` is the only time it is shown. */
+  createKey(options: { kind?: 'api' | 'ingest'; label?: string } = {}): Promise<ApiKeyView> {
+    return this.core.request<ApiKeyView>('POST', KEYS, { body: options });
+  }
+
+  /** Revokes a key of the workspace (not the one this client signs with: 409). */
+  revokeKey(keyId: string): Promise<ApiKeyView> {
+    return this.core.request<ApiKeyView>('DELETE', `${KEYS}/${encodeURIComponent(keyId)}`);
   }
 }

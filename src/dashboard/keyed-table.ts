@@ -14,7 +14,22 @@ export interface Column<T> {
   title?(row: T): string;
   /** The cell holds a button; `text` is its label. */
   action?: { run(row: T, button: HTMLButtonElement): void; disabled?(row: T): boolean };
+  /** In a sortable table: what the column sorts by (default its text); actions never sort. */
+  sortValue?(row: T): number | string;
+  /** Long text (failures, errors, ingest URLs): wraps inside the cell instead of widening the table. */
+  wrap?: boolean;
+  /** Shown only while some row has text in it (fields the API gives for some rows only). */
+  optional?: boolean;
 }
+
+export interface TableOptions<T> {
+  /** Click a header to sort by it (again to reverse); numeric columns sort largest first. */
+  sortable?: boolean;
+  /** Extra class of a row (e.g. `stale`). */
+  rowClass?(row: T): string;
+}
+
+type Direction = 'ascending' | 'descending';
 
 interface RenderedRow<T> {
   tr: HTMLTableRowElement;
@@ -31,23 +46,84 @@ export class KeyedTable<T> {
   readonly element: HTMLTableElement;
   private readonly body: HTMLTableSectionElement;
   private readonly rows = new Map<string, RenderedRow<T>>();
+  private readonly headers: HTMLTableCellElement[];
   private order: string[] = [];
+  private items: readonly T[] = [];
+  private filter: ((row: T) => boolean) | null = null;
+  private sort: { column: number; direction: Direction } | null = null;
 
   constructor(
     private readonly columns: Column<T>[],
     private readonly keyOf: (row: T) => string,
     label: string,
+    private readonly options: TableOptions<T> = {},
   ) {
     this.body = h('tbody');
-    const head = h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', class: c.numeric ? 'num' : undefined }, c.header)));
-    this.element = h('table', { class: 'data', 'aria-label': label }, h('thead', {}, head), this.body);
+    this.headers = columns.map((c, i) => {
+      const th = h('th', { scope: 'col', class: c.numeric ? 'num' : undefined });
+      if (options.sortable && !c.action) {
+        const button = h('button', { type: 'button', class: 'sort', title: `Sort by ${c.header.toLowerCase()}` }, c.header);
+        button.addEventListener('click', () => this.sortBy(i));
+        th.append(button);
+      } else th.append(c.header);
+      return th;
+    });
+    this.element = h('table', { class: 'data', 'aria-label': label }, h('thead', {}, h('tr', {}, ...this.headers)), this.body);
   }
 
+  /** Rows shown (after the filter). */
   get size(): number {
     return this.order.length;
   }
 
+  /** Rows given to the last update (before the filter). */
+  get total(): number {
+    return this.items.length;
+  }
+
+  /** Shows only the rows `keep` accepts (null: all), now and on every update. */
+  setFilter(keep: ((row: T) => boolean) | null): void {
+    this.filter = keep;
+    this.render();
+  }
+
+  /** Sorts by column `index` (a second click on the same column reverses the order). */
+  sortBy(index: number): void {
+    const column = this.columns[index];
+    if (!column) return;
+    const first: Direction = column.numeric ? 'descending' : 'ascending';
+    const direction: Direction = this.sort?.column === index ? (this.sort.direction === 'ascending' ? 'descending' : 'ascending') : first;
+    this.sort = { column: index, direction };
+    this.headers.forEach((th, i) => {
+      if (i === index) th.setAttribute('aria-sort', direction);
+      else th.removeAttribute('aria-sort');
+    });
+    this.render();
+  }
+
   update(items: readonly T[]): void {
+    this.items = items;
+    this.render();
+  }
+
+  private arranged(): T[] {
+    const kept = this.filter ? this.items.filter(this.filter) : [...this.items];
+    if (!this.sort) return kept;
+    const column = this.columns[this.sort.column] as Column<T>;
+    const value = column.sortValue ?? ((row: T) => column.text(row));
+    const sign = this.sort.direction === 'ascending' ? 1 : -1;
+    // Stable: rows that compare equal keep the server's order.
+    return kept
+      .map((row, i) => ({ row, i, v: value(row) }))
+      .sort((a, b) => {
+        const c = typeof a.v === 'number' && typeof b.v === 'number' ? a.v - b.v : String(a.v).localeCompare(String(b.v), 'en', { numeric: true });
+        return c === 0 ? a.i - b.i : c * sign;
+      })
+      .map((x) => x.row);
+  }
+
+  private render(): void {
+    const items = this.arranged();
     const nextOrder: string[] = [];
     const seen = new Set<string>();
     for (const item of items) {
@@ -71,9 +147,26 @@ export class KeyedTable<T> {
         this.rows.delete(key);
       }
     }
+    this.showOptionalColumns(nextOrder);
     const sameOrder = nextOrder.length === this.body.children.length && nextOrder.every((key, i) => this.body.children[i] === this.rows.get(key)?.tr);
     if (!sameOrder) this.body.replaceChildren(...nextOrder.map((key) => (this.rows.get(key) as RenderedRow<T>).tr));
     this.order = nextOrder;
+  }
+
+  private showOptionalColumns(keys: readonly string[]): void {
+    this.columns.forEach((column, i) => {
+      if (!column.optional) return;
+      const show = keys.some((key) => {
+        const rendered = this.rows.get(key);
+        return rendered !== undefined && column.text(rendered.row) !== '';
+      });
+      const header = this.headers[i] as HTMLTableCellElement;
+      if (header.hidden !== !show) header.hidden = !show;
+      for (const key of keys) {
+        const cell = this.rows.get(key)?.cells[i];
+        if (cell && cell.hidden !== !show) cell.hidden = !show;
+      }
+    });
   }
 
   private create(key: string, row: T): RenderedRow<T> {
@@ -93,7 +186,9 @@ export class KeyedTable<T> {
     return rendered;
   }
 
-  private fill({ cells, row }: RenderedRow<T>): void {
+  private fill({ tr, cells, row }: RenderedRow<T>): void {
+    const rowClass = this.options.rowClass?.(row) ?? '';
+    if (tr.className !== rowClass) tr.className = rowClass;
     this.columns.forEach((column, i) => {
       const cell = cells[i] as HTMLTableCellElement;
       const target = (cell.firstElementChild as HTMLElement | null) ?? cell;
@@ -106,7 +201,7 @@ export class KeyedTable<T> {
         const disabled = column.action.disabled?.(row) ?? false;
         if (target.disabled !== disabled) target.disabled = disabled;
       }
-      const className = [column.numeric ? 'num' : '', column.cellClass?.(row) ?? ''].filter(Boolean).join(' ');
+      const className = [column.numeric ? 'num' : '', column.wrap ? 'wrap' : '', column.cellClass?.(row) ?? ''].filter(Boolean).join(' ');
       if (cell.className !== className) cell.className = className;
       const title = column.title?.(row);
       if (title !== undefined && cell.title !== title) cell.title = title;

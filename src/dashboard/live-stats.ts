@@ -1,6 +1,5 @@
 import type { DashboardApi } from './api/client.js';
 import type { VodStatsCollection, VodStatsSummary } from './api/types.js';
-import { AssetHistory } from './history.js';
 import { Poller } from './poller.js';
 
 /** What the overview shows: the latest summary and top assets, or why they are missing. */
@@ -16,11 +15,10 @@ export interface LiveSnapshot {
 type Listener = (snapshot: LiveSnapshot) => void;
 
 /**
- * Polls the workspace summary and the top 100 assets while signed in (whatever view is open,
- * so the per-asset history keeps growing) and tells the views that listen.
+ * Polls the workspace summary and the top 100 assets while signed in (it also notices a revoked
+ * key on any view) and tells the views that listen. History comes from the server's history API.
  */
 export class LiveStats {
-  readonly history = new AssetHistory();
   private readonly listeners = new Set<Listener>();
   private readonly poller: Poller;
   snapshot: LiveSnapshot | null = null;
@@ -57,7 +55,6 @@ export class LiveStats {
       topError: top.status === 'rejected' ? top.reason : null,
       at,
     };
-    if (this.snapshot.top) this.history.record(this.snapshot.top.items, at);
     for (const listener of this.listeners) listener(this.snapshot);
   }
 }

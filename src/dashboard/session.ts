@@ -24,4 +24,7 @@ export function loadCredentials(): Credentials | null {
 
 export const saveCredentials = (credentials: Credentials): void => sessionStorage.setItem(KEY, JSON.stringify(credentials));
 
-export const clearCredentials = (): void => sessionStorage.removeItem(KEY);
+/** Signing out forgets the key and every setting of the page (the history range...). */
+export const clearCredentials = (): void => {
+  for (const name of Object.keys(sessionStorage)) if (name.startsWith('playline.dashboard.')) sessionStorage.removeItem(name);
+};

@@ -7,6 +7,7 @@ import { LiveStats } from './live-stats.js';
 import { clearCredentials, loadCredentials, saveCredentials } from './session.js';
 import { assetView } from './views/asset.js';
 import { errorReportingView } from './views/error-reporting.js';
+import { keysView } from './views/keys.js';
 import { overviewView } from './views/overview.js';
 import { publishingView } from './views/publishing.js';
 import { signInFailure, signInForm, verify } from './views/sign-in.js';
@@ -21,6 +22,7 @@ const routes = [
   { hash: '#error-reporting', label: 'Error Reporting' },
   { hash: '#publishing', label: 'Publishing' },
   { hash: '#slicers', label: 'Slicers' },
+  { hash: '#keys', label: 'API keys' },
 ] as const;
 
 /** The signed-in application: header, navigation, one view at a time chosen by the URL hash. */
@@ -33,6 +35,7 @@ function signedIn(root: HTMLElement, api: DashboardApi, workspace: Workspace, si
     '#error-reporting': errorReportingView(ctx),
     '#publishing': publishingView(ctx),
     '#slicers': slicersView(ctx),
+    '#keys': keysView(ctx),
   };
   const links = routes.map((r) => h('a', { href: r.hash, 'data-route': r.hash }, r.label));
   const signOutButton = h('button', { type: 'button', id: 'signout' }, 'Sign out');

@@ -1,6 +1,7 @@
 import type { V4Signer } from './sign.js';
 import type {
-  CallbackDeliveries, CallbackSettings, CallbackTestResult, Collection, Schedule, SlicerTaskCollection, Target,
+  ApiKey, CallbackDeliveries, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
+  NewSchedule, NewSlicer, NewTarget, Region, Schedule, SchedulePatch, Slicer, SlicerCollection, SlicerTaskCollection, Target, TargetPatch,
   VodStats, VodStatsCollection, VodStatsSummary, Workspace,
 } from './types.js';
 
@@ -48,6 +49,11 @@ export class DashboardApi {
     return this.signer.owner;
   }
 
+  /** Whether the page signs with the key whose secret starts with `prefix` (that key cannot revoke itself). */
+  signsWithKey(prefix: string): boolean {
+    return this.signer.keyStartsWith(prefix);
+  }
+
   async request<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}, retried = false): Promise<T> {
     const { msg, sig } = await this.signer.sign(Math.floor((Date.now() + this.skewMs) / 1000));
     const params = new URLSearchParams();
@@ -93,17 +99,38 @@ export class DashboardApi {
   ownerSummary = () => this.request<VodStatsSummary>('GET', '/monitoring/vod-stats/owner-summary');
   topAssets = (top = 100) => this.request<VodStatsCollection>('GET', '/monitoring/vod-stats', { query: { top } });
   asset = (assetId: string) => this.request<VodStats>('GET', `/monitoring/vod-stats/${encodeURIComponent(assetId)}`);
+  /** Per-minute history of the workspace, or of one asset, over a range ending now. */
+  history = (range: HistoryRange, assetId?: string) => this.request<History>('GET', '/monitoring/vod-stats/history', { query: { range, asset_id: assetId } });
+
+  keys = () => this.request<Collection<ApiKey>>('GET', '/workspace/keys');
+  createKey = (label: string, kind: 'api' | 'ingest') => this.request<ApiKey>('POST', '/workspace/keys', { body: { label, kind } });
+  revokeKey = (keyId: string) => this.request<ApiKey>('DELETE', `/workspace/keys/${encodeURIComponent(keyId)}`);
 
   callbackSettings = () => this.request<CallbackSettings>('GET', '/error-reporting/settings');
   saveCallback = (callbackUrl: string, enabled: boolean) =>
     this.request<CallbackSettings>('PUT', '/error-reporting/settings', { body: { callback_url: callbackUrl, enabled } });
   testCallback = (callbackUrl: string) => this.request<CallbackTestResult>('POST', '/error-reporting/test', { body: { callback_url: callbackUrl } });
   deliveries = () => this.request<CallbackDeliveries>('GET', '/error-reporting/deliveries');
+  deliveryLog = (query: { outcome?: string | undefined; limit?: number; cursor?: string | undefined } = {}) =>
+    this.request<LoggedAttemptPage>('GET', '/error-reporting/attempts', { query });
+  deliveryAttempt = (attemptId: string) => this.request<LoggedAttemptDetail>('GET', `/error-reporting/attempts/${encodeURIComponent(attemptId)}`);
+  resendAttempt = (attemptId: string) => this.request<LoggedAttemptDetail>('POST', `/error-reporting/attempts/${encodeURIComponent(attemptId)}/resend`);
+  resumeCallback = () => this.request<CallbackDeliveries>('POST', '/error-reporting/settings/resume');
 
   targets = () => this.request<Collection<Target>>('GET', '/syndication-target');
+  createTarget = (body: NewTarget) => this.request<Target>('POST', '/syndication-target', { body });
+  patchTarget = (targetId: string, body: TargetPatch) => this.request<Target>('PATCH', `/syndication-target/${encodeURIComponent(targetId)}`, { body });
+  createSchedule = (body: NewSchedule) => this.request<Schedule>('POST', '/syndication-schedule', { body });
+  patchSchedule = (scheduleId: string, body: SchedulePatch) => this.request<Schedule>('PATCH', `/syndication-schedule/${encodeURIComponent(scheduleId)}`, { body });
+  regions = () => this.request<Collection<Region>>('GET', '/syndication-regions');
   schedules = () => this.request<Collection<Schedule>>('GET', '/syndication-schedule');
   scheduleAction = (scheduleId: string, mode: 'start' | 'stop') =>
     this.request<Schedule>('PATCH', `/syndication-schedule-action/${encodeURIComponent(scheduleId)}`, { body: { mode } });
+
+  slicers = () => this.request<SlicerCollection>('GET', '/managed-slicer/slicers', { query: { limit: 100 } });
+  createSlicer = (body: NewSlicer) => this.request<Slicer>('POST', '/managed-slicer/slicers', { body });
+  restartSlicer = (slicerId: string) => this.request<Slicer>('GET', `/managed-slicer/slicers/restart/${encodeURIComponent(slicerId)}`);
+  deleteSlicer = (slicerId: string) => this.request<Slicer>('DELETE', `/managed-slicer/slicers/${encodeURIComponent(slicerId)}`);
 
   slicerTasks = (limit = 50) => this.request<SlicerTaskCollection>('GET', '/managed-slicer/slicers/tasks', { query: { limit } });
 }

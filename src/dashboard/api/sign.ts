@@ -42,6 +42,11 @@ export class V4Signer {
     private readonly apiKey: string,
   ) {}
 
+  /** Whether the signing key's secret starts with `prefix` (a key list shows prefixes only). */
+  keyStartsWith(prefix: string): boolean {
+    return prefix.length > 0 && this.apiKey.startsWith(prefix);
+  }
+
   sign(unixSeconds: number): Promise<V4Pair> {
     if (this.last?.second === unixSeconds) return this.last.pair;
     const pair = this.compute(unixSeconds);

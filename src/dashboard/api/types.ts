@@ -4,10 +4,19 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { WorkspaceSchema } from '../../modules/workspaces/workspaces.schema.js';
-import type { VodStatsBody, VodStatsCollectionBody, VodStatsSummaryBody, StatsBody } from '../../modules/vod-stats/vod-stats.schema.js';
-import type { DeliveriesView, SettingsView, TestResultView } from '../../modules/error-reporting/error-reporting.schema.js';
-import type { SyndicationSchedule, SyndicationTarget } from '../../modules/syndication/syndication.schema.js';
-import type { ManagedSlicerTaskCollectionView, ManagedSlicerTaskView } from '../../modules/managed-slicers/managed-slicers.schema.js';
+import type {
+  HistoryPointBody, HistoryRange, VodStatsBody, VodStatsCollectionBody, VodStatsHistoryBody, VodStatsSummaryBody, StatsBody,
+} from '../../modules/vod-stats/vod-stats.schema.js';
+import type { ApiKeyView } from '../../modules/workspaces/workspaces.schema.js';
+import type {
+  DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
+} from '../../modules/error-reporting/error-reporting.schema.js';
+import type {
+  ScheduleCreateBody, SchedulePatchBody, SyndicationSchedule, SyndicationTarget, TargetCreateBody, TargetPatchBody,
+} from '../../modules/syndication/syndication.schema.js';
+import type {
+  ManagedSlicerCollectionView, ManagedSlicerTaskCollectionView, ManagedSlicerTaskView, ManagedSlicerView, SlicerCreateBody,
+} from '../../modules/managed-slicers/managed-slicers.schema.js';
 import type { Problem } from '../../platform/http/problem.js';
 
 export type Workspace = Static<typeof WorkspaceSchema>;
@@ -18,11 +27,29 @@ export type Stats = StatsBody;
 export type CallbackSettings = SettingsView;
 export type CallbackTestResult = TestResultView;
 export type CallbackDeliveries = DeliveriesView;
+export type LoggedAttempt = LoggedAttemptView;
+export type LoggedAttemptDetail = LoggedAttemptDetailView;
+export type LoggedAttemptPage = LoggedAttemptCollectionView;
 export type Target = SyndicationTarget;
 export type Schedule = SyndicationSchedule;
 export type SlicerTask = ManagedSlicerTaskView;
 export type SlicerTaskCollection = ManagedSlicerTaskCollectionView;
+export type Slicer = ManagedSlicerView;
+export type SlicerCollection = ManagedSlicerCollectionView;
 export type ProblemBody = Problem;
+export type History = VodStatsHistoryBody;
+export type HistoryPoint = HistoryPointBody;
+export type { HistoryRange };
+export type ApiKey = ApiKeyView;
+export type NewSlicer = SlicerCreateBody;
+export type NewTarget = TargetCreateBody;
+export type TargetPatch = TargetPatchBody;
+export type NewSchedule = ScheduleCreateBody;
+export type SchedulePatch = SchedulePatchBody;
+export interface Region {
+  id: string;
+  name: string;
+}
 
 /** The Collection wrapper every list answers with. */
 export interface Collection<T> {

@@ -66,7 +66,7 @@ export class ErrorCodesTable {
 
   constructor(emptyText: string) {
     this.empty = h('p', { class: 'empty' }, emptyText);
-    this.element = h('div', {}, this.table.element, this.empty);
+    this.element = h('div', {}, scroller(this.table.element), this.empty);
   }
 
   update(stats: Stats | null): void {
@@ -80,3 +80,46 @@ export class ErrorCodesTable {
 /** A titled section of a view. */
 export const section = (title: string, ...children: (Node | string)[]): HTMLElement =>
   h('section', { class: 'panel' }, h('h2', {}, title), ...children);
+
+/** A text box that filters a table as one types (by asset id, name...). */
+export class FilterBox {
+  readonly element: HTMLElement;
+  readonly input: HTMLInputElement;
+
+  constructor(id: string, label: string, onChange: (text: string) => void) {
+    this.input = h('input', { type: 'search', id, placeholder: label, 'aria-label': label, autocomplete: 'off', spellcheck: 'false' });
+    this.input.addEventListener('input', () => onChange(this.input.value.trim()));
+    this.element = h('label', { class: 'filter' }, this.input);
+  }
+}
+
+/**
+ * The rule errors of a problem (`errors: [{path, message}]`) next to the fields they name:
+ * `fields` maps a JSON path (`/target_stream`, `/platform_config/port`) to its field's error line.
+ * Returns the messages no field took, to show in the form's own problem line.
+ */
+export function showFieldErrors(err: unknown, fields: ReadonlyMap<string, HTMLElement>): string[] {
+  const inputOf = (line: HTMLElement) => line.parentElement?.querySelector('input, select') ?? null;
+  for (const line of fields.values()) {
+    line.hidden = true;
+    line.textContent = '';
+    inputOf(line)?.removeAttribute('aria-invalid');
+  }
+  const body = (err as { body?: { errors?: unknown } } | null)?.body;
+  const errors = Array.isArray(body?.errors) ? (body.errors as { path?: unknown; message?: unknown }[]) : [];
+  const rest: string[] = [];
+  for (const e of errors) {
+    const path = String(e.path ?? '').replace(/^\/body/, '');
+    const message = String(e.message ?? '');
+    const line = fields.get(path) ?? [...fields.entries()].find(([p]) => path.startsWith(`${p}/`))?.[1];
+    if (line) {
+      line.textContent = line.textContent ? `${line.textContent}; ${message}` : message;
+      line.hidden = false;
+      inputOf(line)?.setAttribute('aria-invalid', 'true');
+    } else rest.push(path ? `${path}: ${message}` : message);
+  }
+  return rest;
+}
+
+/** A table that scrolls sideways inside its card when it is wider than the card (phones). */
+export const scroller = (table: HTMLElement): HTMLElement => h('div', { class: 'table-scroll' }, table);

@@ -1,44 +1,202 @@
-import type { SlicerTask } from '../api/types.js';
+import type { IngestProtocol, OutputProfile } from '../../modules/managed-slicers/managed-slicers.schema.js';
+import type { Slicer, SlicerTask } from '../api/types.js';
 import { h, setText } from '../dom.js';
 import { isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
-import { ProblemLine, section } from './parts.js';
+import { FilterBox, ProblemLine, scroller, section, showFieldErrors } from './parts.js';
 import type { View, ViewContext } from './view.js';
 
-/** Managed slicer tasks, newest first, with their state. */
+// Labels for every value the API accepts (the Record types make the compiler check none is missing).
+const ingestProtocols: Record<IngestProtocol, string> = { rtmp: 'RTMP', srt: 'SRT', rist: 'RIST', zixi: 'Zixi', hls: 'HLS (push)' };
+const outputProfiles: Record<OutputProfile, string> = { 'sd-480p': 'SD 480p', 'hd-720p': 'HD 720p', 'hd-1080p': 'HD 1080p', 'uhd-2160p': 'UHD 2160p', 'audio-only': 'Audio only', passthrough: 'Passthrough' };
+
+/** How long ago, in whole seconds, or a dash. */
+const ago = (unixMs: number | null | undefined): string => {
+  if (unixMs === null || unixMs === undefined) return '—';
+  const s = Math.max(0, Math.round((Date.now() - unixMs) / 1000));
+  return `${s} s ago`;
+};
+
+const options = (labels: Record<string, string>) => Object.entries(labels).map(([value, label]) => h('option', { value }, label));
+
+/** Managed slicers (create, restart, delete) and their tasks, newest first, with their state. */
 export function slicersView(ctx: ViewContext): View {
   const problem = new ProblemLine();
+  const slicerSummary = h('p', { class: 'muted' });
+  const actionProblem = new ProblemLine();
+  const confirming = new Set<string>();
+  const pending = new Set<string>();
+  let slicers: Slicer[] = [];
+  /** Names of the slicers seen since the page opened: tasks of a deleted slicer keep its name. */
+  const names = new Map<string, string>();
+
+  const act = async (slicer: Slicer, what: 'restart' | 'delete'): Promise<void> => {
+    if (what === 'delete' && !confirming.has(slicer.id)) {
+      confirming.add(slicer.id);
+      table.update(slicers);
+      return;
+    }
+    confirming.delete(slicer.id);
+    pending.add(slicer.id);
+    table.update(slicers);
+    try {
+      await (what === 'restart' ? ctx.api.restartSlicer(slicer.id) : ctx.api.deleteSlicer(slicer.id));
+      actionProblem.clear();
+    } catch (err) {
+      actionProblem.show(err, `Could not ${what} ${slicer.name}: `);
+    } finally {
+      pending.delete(slicer.id);
+      await poller.refreshNow();
+    }
+  };
+  const busy = (s: Slicer): boolean => pending.has(s.id) || s.state === 'deleting' || s.state === 'deleted';
+
+  const table = new KeyedTable<Slicer>(
+    [
+      { header: 'Name', text: (s) => s.name },
+      { header: 'Region', text: (s) => s.region },
+      { header: 'Ingest → output', text: (s) => `${ingestProtocols[s.ingest_protocol] ?? s.ingest_protocol} → ${outputProfiles[s.output_profile] ?? s.output_profile}` },
+      { header: 'State', text: (s) => s.state, cellClass: (s) => `badge state-${s.state}` },
+      {
+        header: 'Live',
+        text: (s) => s.live?.state ?? '—',
+        title: (s) => `${s.live?.restarts ?? 0} restart(s) since provisioned`,
+        cellClass: (s) => `badge live-${s.live?.state ?? 'unknown'}`,
+      },
+      {
+        header: 'Input',
+        text: (s) => (s.live?.input_bitrate_kbps ? `${s.live.input_bitrate_kbps} kbit/s, frame ${ago(s.live.last_frame_at)}` : '—'),
+        sortValue: (s) => s.live?.input_bitrate_kbps ?? 0,
+        wrap: true,
+      },
+      { header: 'Last failure', text: (s) => s.live?.failure_reason ?? '', wrap: true, optional: true },
+      { header: 'Ingest URL', text: (s) => s.ingest_url ?? '—', wrap: true },
+      { header: 'Latest task', text: (s) => `${s.task.operation} ${s.task.state}`, cellClass: (s) => `badge state-${s.task.state.toLowerCase()}` },
+      { header: '', text: (s) => (pending.has(s.id) ? '…' : 'Restart'), action: { run: (s) => void act(s, 'restart'), disabled: busy } },
+      {
+        header: '',
+        text: (s) => (confirming.has(s.id) ? 'Confirm delete' : 'Delete'),
+        cellClass: (s) => (confirming.has(s.id) ? 'confirm' : ''),
+        action: { run: (s) => void act(s, 'delete'), disabled: busy },
+      },
+    ],
+    (s) => s.id,
+    'Managed slicers',
+    { sortable: true },
+  );
+  table.element.id = 'slicers';
+  const noSlicers = h('p', { class: 'empty' }, 'No slicers yet: create one above. Each change runs as a task, listed below.');
+  const filter = new FilterBox('slicer-filter', 'Filter by name or id', (text) => {
+    const t = text.toLowerCase();
+    table.setFilter(t === '' ? null : (s) => s.name.toLowerCase().includes(t) || s.id.toLowerCase().includes(t));
+  });
+
+  // Create.
+  const name = h('input', { type: 'text', id: 'slicer-name', maxlength: 100, placeholder: 'Studio A', autocomplete: 'off' });
+  const region = h('select', { id: 'slicer-region' });
+  const protocol = h('select', { id: 'slicer-protocol' }, ...options(ingestProtocols));
+  const profile = h('select', { id: 'slicer-profile' }, ...options(outputProfiles));
+  (profile.querySelector('option[value="hd-720p"]') as HTMLOptionElement).selected = true;
+  const description = h('input', { type: 'text', id: 'slicer-description', maxlength: 500, autocomplete: 'off' });
+  const fieldError = (path: string) => h('span', { class: 'field-error', 'data-error-for': path, hidden: true });
+  const fieldErrors = new Map<string, HTMLElement>(['/name', '/region', '/ingest_protocol', '/output_profile', '/description'].map((p) => [p, fieldError(p)]));
+  const field = (label: string, input: HTMLElement, path: string) =>
+    h('div', { class: 'field' }, h('label', { for: input.id }, label), input, fieldErrors.get(path) as HTMLElement);
+  const create = h('button', { type: 'submit', class: 'primary', id: 'slicer-create' }, 'Create slicer');
+  const createProblem = new ProblemLine();
+  const form = h('form', { class: 'inline-form', id: 'slicer-form' },
+    field('Name', name, '/name'),
+    field('Region', region, '/region'),
+    field('Ingest protocol', protocol, '/ingest_protocol'),
+    field('Output profile', profile, '/output_profile'),
+    field('Description', description, '/description'),
+    h('div', { class: 'field actions' }, create),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    create.disabled = true;
+    const body = {
+      name: name.value.trim(),
+      region: region.value,
+      ingest_protocol: protocol.value as IngestProtocol,
+      output_profile: profile.value as OutputProfile,
+      ...(description.value.trim() ? { description: description.value.trim() } : {}),
+    };
+    ctx.api.createSlicer(body).then(
+      () => {
+        showFieldErrors(null, fieldErrors);
+        createProblem.clear();
+        name.value = '';
+        description.value = '';
+      },
+      (err: unknown) => {
+        const rest = showFieldErrors(err, fieldErrors);
+        createProblem.show(err, rest.length > 0 ? `Not created (${rest.join('; ')}): ` : 'Not created: ');
+      },
+    ).finally(() => {
+      create.disabled = false;
+      void poller.refreshNow();
+    });
+  });
+
+  // Tasks.
   const summary = h('p', { class: 'muted' });
-  const empty = h('p', { class: 'empty' }, 'No slicer tasks yet. Creating, updating, restarting or deleting a managed slicer (POST /api/v4/managed-slicer/slicers) starts a task that shows up here.');
+  const empty = h('p', { class: 'empty' }, 'No slicer tasks yet. Creating, updating, restarting or deleting a managed slicer starts a task that shows up here.');
   const tasks = new KeyedTable<SlicerTask>(
     [
-      { header: 'Started', text: (t) => utcTime(t.timestamp * 1000) },
+      { header: 'Started', text: (t) => utcTime(t.timestamp * 1000), sortValue: (t) => t.timestamp },
       { header: 'Operation', text: (t) => t.operation },
       { header: 'State', text: (t) => t.state, cellClass: (t) => `badge state-${t.state.toLowerCase()}` },
-      { header: 'Slicer', text: (t) => t.slicer_id },
+      { header: 'Slicer', text: (t) => names.get(t.slicer_id) ?? t.slicer_id },
       { header: 'Task', text: (t) => t.id },
-      { header: 'Failure', text: (t) => t.failure_reason ?? '' },
+      { header: 'Failure', text: (t) => t.failure_reason ?? '', wrap: true, optional: true },
     ],
     (t) => t.id,
     'Slicer tasks',
+    { sortable: true },
   );
   tasks.element.id = 'slicer-tasks';
 
-  const element = h('div', { class: 'view', id: 'view-slicers' }, section('Slicer tasks', summary, problem.element, empty, tasks.element));
+  const element = h(
+    'div',
+    { class: 'view', id: 'view-slicers' },
+    section('Create a slicer', form, createProblem.element),
+    section('Slicers', slicerSummary, problem.element, actionProblem.element, noSlicers, h('div', { class: 'table-tools' }, filter.element), scroller(table.element)),
+    section('Slicer tasks', summary, empty, scroller(tasks.element)),
+  );
 
+  let regionsLoaded = false;
   const poller = new Poller(async () => {
-    try {
-      const page = await ctx.api.slicerTasks(50);
-      problem.clear();
+    if (!regionsLoaded) {
+      try {
+        const list = await ctx.api.regions();
+        region.replaceChildren(...list.items.map((r) => h('option', { value: r.id }, r.name === r.id ? r.id : `${r.name} (${r.id})`)));
+        regionsLoaded = true;
+      } catch {
+        // The server without publishing: the region stays a choice the API will check.
+      }
+    }
+    const [slicerList, taskList] = await Promise.allSettled([ctx.api.slicers(), ctx.api.slicerTasks(50)]);
+    const failure = slicerList.status === 'rejected' ? slicerList.reason : taskList.status === 'rejected' ? taskList.reason : null;
+    problem.show(failure, isMissingRoute(failure) ? 'This server does not offer managed slicers yet: ' : 'Could not load slicers: ');
+    if (slicerList.status === 'fulfilled') {
+      slicers = slicerList.value.items;
+      for (const s of slicers) names.set(s.id, s.name);
+      table.update(slicers);
+      const live = slicers.filter((s) => s.live?.state === 'live').length;
+      setText(slicerSummary, `${slicerList.value.total_items} slicer${slicerList.value.total_items === 1 ? '' : 's'}, ${live} live.`);
+      table.element.hidden = slicers.length === 0;
+      noSlicers.hidden = slicers.length > 0;
+    }
+    if (taskList.status === 'fulfilled') {
+      const page = taskList.value;
       tasks.update(page.items);
       tasks.element.hidden = page.items.length === 0;
       empty.hidden = page.items.length > 0;
       setText(summary, page.total_items > page.items.length ? `The ${page.items.length} newest of ${page.total_items} tasks.` : `${page.total_items} task${page.total_items === 1 ? '' : 's'}.`);
-    } catch (err) {
-      problem.show(err, isMissingRoute(err) ? 'This server does not offer managed slicers yet: ' : 'Could not load slicer tasks: ');
     }
   }, ctx.intervalMs);
 
-  return { element, show: () => poller.start(), hide: () => poller.stop() };
+  return { element, show: () => poller.start(), hide: () => { poller.stop(); confirming.clear(); } };
 }

@@ -10,11 +10,13 @@ import { IngestResultSchema, MAX_EVENT_BATCH_BYTES, PlaybackEventInputSchema } f
 import {
   AllAssetsQuerySchema,
   AssetParamsSchema,
+  HistoryQuerySchema,
   MAX_TOP,
   OwnerParamsSchema,
   SearchBodySchema,
   SearchQuerySchema,
   VodStatsCollectionSchema,
+  VodStatsHistorySchema,
   VodStatsSchema,
   VodStatsSummarySchema,
 } from './vod-stats.schema.js';
@@ -22,7 +24,7 @@ import { assetIdList } from './vod-stats.service.js';
 import type { VodStatsService } from './vod-stats.service.js';
 import { statsAdminRoutes } from './stats-admin.routes.js';
 import type { StatsAdminService } from './stats-admin.service.js';
-import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
+import { VOD_STATS_PATH, vodStatsCollectionJson, vodStatsHistoryBody, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
 
 export interface VodStatsRouteDeps {
   /** The ingest of the mode's backends (embedded or cluster pipeline), the queries, the admin rebuild. */
@@ -156,6 +158,21 @@ export async function vodStatsRoutes(api: App, deps: VodStatsRouteDeps): Promise
     const auth = assertOwnWorkspace(request, request.params.workspace_id);
     return vodStatsSummaryBody(await service.summary(auth.owner));
   });
+
+  api.get('/monitoring/vod-stats/history', {
+    config: { auth: 'api' },
+    schema: {
+      tags,
+      summary: 'Per-minute history of your workspace, or of one asset (asset_id), over the last 15m/1h/6h/24h or from/to within the 24-hour serving window',
+      description:
+        'One point per UTC minute that holds any event (minutes without any are left out): new sessions, requests, ' +
+        'errors by code and the error rate, manifest and ad latency (mean, min, max), rebuffer reports and startup time. ' +
+        'from/to are Unix seconds: clamped to the serving window (the last 24 hours, up to now); a range wholly outside it is 400. ' +
+        'The stats delay (PLAYLINE_STATS_DELAY_MS) applies as to every statistics endpoint.',
+      querystring: HistoryQuerySchema,
+      response: { 200: VodStatsHistorySchema, ...problemResponses(400, 401, 404) },
+    },
+  }, async (request) => vodStatsHistoryBody(await service.history(authOf(request).owner, request.query)));
 
   api.get('/monitoring/vod-stats/:asset_id', {
     config: { auth: 'api' },

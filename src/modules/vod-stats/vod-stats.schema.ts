@@ -101,3 +101,73 @@ export const RebuildResultSchema = Type.Object({
   last_seq: Type.Integer({ description: 'Journal position of the last batch replayed' }),
 });
 export type RebuildResultView = Static<typeof RebuildResultSchema>;
+
+// History (per-minute points over the 24-hour serving window)
+
+/** The named ranges of the history endpoint, in minutes (ending now). */
+export const HISTORY_RANGES = { '15m': 15, '1h': 60, '6h': 360, '24h': 1440 } as const;
+export type HistoryRange = keyof typeof HISTORY_RANGES;
+/** The range of a history query that names none. */
+export const DEFAULT_HISTORY_RANGE: HistoryRange = '1h';
+
+/** 9999-12-31T23:59:59Z: the last second a date can show. */
+const MAX_UNIX_S = 253_402_300_799;
+
+export const HistoryQuerySchema = Type.Object({
+  asset_id: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, description: "One asset's history; without it, the workspace's (every asset, and events counted for the workspace only)" })),
+  range: Type.Optional(Type.Union([Type.Literal('15m'), Type.Literal('1h'), Type.Literal('6h'), Type.Literal('24h')], { description: 'The last 15m, 1h, 6h or 24h, ending now (default 1h); not together with from/to' })),
+  from: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_S, description: 'Start, Unix seconds (default: an hour before to); before the 24-hour serving window it is clamped to its start' })),
+  to: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_S, description: 'End, Unix seconds, inclusive by minute (default: now; later is clamped to now)' })),
+});
+export type HistoryQuery = Static<typeof HistoryQuerySchema>;
+
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+
+const HistoryLatencySchema = Type.Object({
+  samples: Count('Latency samples in the minute'),
+  mean_ms: Ms('Average in ms, rounded to 3 decimals (0 without samples)'),
+  min_ms: Ms('Lowest in ms (0 without samples)'),
+  max_ms: Ms('Highest in ms (0 without samples)'),
+});
+
+export const HistoryPointSchema = Type.Object({
+  ts: Type.Integer({ minimum: 0, description: "The minute's start, Unix ms" }),
+  ts_iso: TsIso,
+  sessions: Type.Object({
+    requests: Count('Playback requests'),
+    manifest: Count('New sessions that loaded the manifest'),
+    ad: Count('New sessions that loaded ads'),
+    new: Count('Sessions for which playback started'),
+  }),
+  errors: Type.Record(Type.String({ pattern: '^[0-9]+$' }), Type.Integer({ minimum: 1 }), {
+    description: 'Playback error code -> sessions with it in the minute; {} when none',
+  }),
+  error_sessions: Count('Sessions with a playback error, over every code'),
+  error_rate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+    description: 'error_sessions / max(requests, error_sessions), rounded to 4 decimals; null in a minute with neither',
+  }),
+  latency: Type.Object({ manifest: HistoryLatencySchema, ad: HistoryLatencySchema }),
+  rebuffers: Count('Rebuffer reports (CMCD buffer starvation)'),
+  startup: Type.Object(
+    {
+      samples: Count('Sessions started in the minute that reported a startup time'),
+      mean_ms: Ms('Average startup time (playback request to first media segment) in ms, 3 decimals (0 without samples)'),
+      max_ms: Ms('Longest startup time in ms (0 without samples)'),
+    },
+    { description: 'Startup time of the sessions started in the minute (from the playback edge and CMCD)' },
+  ),
+});
+export type HistoryPointBody = Static<typeof HistoryPointSchema>;
+
+export const VodStatsHistorySchema = Type.Object({
+  '@id': Type.String({ description: '/api/v4/monitoring/vod-stats/history' }),
+  '@type': Type.Literal('VodStatsHistory'),
+  owner: Type.String({ description: 'Workspace id' }),
+  asset_id: Type.Union([Type.String(), Type.Null()], { description: 'The asset asked for; null for the workspace' }),
+  from: Type.Integer({ minimum: 0, description: 'Start of the range answered (after clamping to the serving window), Unix seconds' }),
+  to: Type.Integer({ minimum: 0, description: 'End of the range answered (after clamping to now), Unix seconds' }),
+  step_s: Type.Literal(60, { description: 'One point per UTC minute' }),
+  points: Type.Array(HistoryPointSchema, { description: 'Ascending by ts; minutes without any event are left out (all zero)' }),
+  total_points: Type.Integer({ minimum: 0 }),
+});
+export type VodStatsHistoryBody = Static<typeof VodStatsHistorySchema>;

@@ -1,6 +1,9 @@
-import type { AssetStats, LatencySummary, OwnerSummary, WindowStats } from './store/stats-store.js';
+import type { AssetStats, HistoryPoint, LatencySummary, OwnerSummary, WindowStats } from './store/stats-store.js';
 import { isoMicros } from './stats-window.js';
-import type { StatsBody, VodStatsBody, VodStatsCollectionBody, VodStatsSummaryBody } from './vod-stats.schema.js';
+import type { StatsHistory } from './vod-stats.service.js';
+import type {
+  HistoryPointBody, StatsBody, VodStatsBody, VodStatsCollectionBody, VodStatsHistoryBody, VodStatsSummaryBody,
+} from './vod-stats.schema.js';
 
 export const VOD_STATS_PATH = '/api/v4/monitoring/vod-stats';
 
@@ -69,4 +72,45 @@ export const vodStatsCollectionBody = (selfPath: string, items: readonly AssetSt
   '@type': 'Collection',
   items: items.map(vodStatsBody),
   total_items: items.length,
+});
+
+const historyLatency = (l: LatencySummary): HistoryPointBody['latency']['manifest'] =>
+  l.count === 0
+    ? { samples: 0, mean_ms: 0, min_ms: 0, max_ms: 0 }
+    : { samples: l.count, mean_ms: round3(l.sum / l.count), min_ms: l.min, max_ms: l.max };
+
+/** One minute of history as the API shows it. */
+export const historyPointBody = (p: HistoryPoint): HistoryPointBody => {
+  const errors: Record<string, number> = {};
+  let errorSessions = 0;
+  for (const [code, sessions] of p.stats.errors) {
+    errors[String(code)] = sessions;
+    errorSessions += sessions;
+  }
+  const base = Math.max(p.stats.requests, errorSessions);
+  return {
+    ts: p.ts,
+    ts_iso: isoMicros(p.ts),
+    sessions: { requests: p.stats.requests, manifest: p.stats.manifest, ad: p.stats.ad, new: p.stats.new },
+    errors,
+    error_sessions: errorSessions,
+    error_rate: base === 0 ? null : Math.round((errorSessions / base) * 10_000) / 10_000,
+    latency: { manifest: historyLatency(p.stats.manifestLatency), ad: historyLatency(p.stats.adLatency) },
+    rebuffers: p.rebuffers,
+    startup: p.startup.count === 0
+      ? { samples: 0, mean_ms: 0, max_ms: 0 }
+      : { samples: p.startup.count, mean_ms: round3(p.startup.sum / p.startup.count), max_ms: p.startup.max },
+  };
+};
+
+export const vodStatsHistoryBody = (h: StatsHistory): VodStatsHistoryBody => ({
+  '@id': `${VOD_STATS_PATH}/history`,
+  '@type': 'VodStatsHistory',
+  owner: h.owner,
+  asset_id: h.assetId,
+  from: h.from,
+  to: h.to,
+  step_s: 60,
+  points: h.points.map(historyPointBody),
+  total_points: h.points.length,
 });

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../../platform/http/types.js';
 import { assertOwnWorkspace, authOf } from '../../platform/http/auth-hook.js';
 import { problemResponses } from '../../platform/http/problem.js';
+import { AppError } from '../../platform/errors.js';
 import type { KeyRing } from '../../platform/auth/key-ring.js';
 import type { Authenticator } from '../../platform/auth/authenticator.js';
 import type { WorkspaceService } from './workspaces.service.js';
@@ -22,6 +23,7 @@ export interface WorkspaceRouteDeps {
 }
 
 const admin = { auth: 'admin' as const };
+const OwnKeyParams = Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 64 }) });
 const adminSecurity = [{ adminToken: [] }];
 
 /** `GET /workspace` for any signed caller; the admin API for workspaces, keys and ingest grants. */
@@ -54,6 +56,42 @@ export async function workspaceRoutes(app: App, deps: WorkspaceRouteDeps): Promi
     config: { auth: 'api' },
     schema: { tags: ['workspaces'], summary: 'One key of your workspace (another workspace\'s key is 404)', params: Type.Object({ key_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ApiKeySchema, ...problemResponses(401, 404) } },
   }, async (request) => apiKeyView(await workspaces.getKey(authOf(request).owner, request.params.key_id)));
+
+  app.post('/workspace/keys', {
+    config: { auth: 'api' },
+    schema: {
+      tags: ['workspaces'],
+      summary: 'Create an API or ingest key in your workspace (the secret is in this answer only, never again)',
+      body: CreateKeyBody,
+      response: { 201: ApiKeySchema, ...problemResponses(400, 401) },
+    },
+  }, async (request, reply) => {
+    const { owner } = authOf(request);
+    const key = await workspaces.createKey(owner, request.body);
+    deps.keyRing.invalidate(owner);
+    reply.code(201);
+    return apiKeyView(key);
+  });
+
+  app.delete('/workspace/keys/:key_id', {
+    config: { auth: 'api' },
+    schema: {
+      tags: ['workspaces'],
+      summary: 'Revoke a key of your workspace (not the key signing this request: 409; another workspace\'s key is 404)',
+      params: OwnKeyParams,
+      response: { 200: ApiKeySchema, ...problemResponses(401, 404, 409) },
+    },
+  }, async (request) => {
+    const { owner, keyId } = authOf(request);
+    await workspaces.getKey(owner, request.params.key_id);
+    if (request.params.key_id === keyId) {
+      throw new AppError('conflict', 'This request is signed with the key it would revoke: sign with another API key of the workspace to revoke this one');
+    }
+    const key = await workspaces.revokeKey(owner, request.params.key_id);
+    deps.keyRing.invalidate(owner);
+    deps.authenticator.forget();
+    return apiKeyView(key);
+  });
 
   app.post('/admin/workspaces', {
     config: admin,
