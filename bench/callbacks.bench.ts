@@ -35,11 +35,7 @@ const report: ErrorReportInput = {
 
 type Receiver = Awaited<ReturnType<typeof startBenchServer>>;
 
-const receiverCount = (receiver: Receiver): Promise<number> =>
-  new Promise((resolve) => {
-    receiver.child.once('message', (m) => resolve((m as { count: number }).count));
-    receiver.child.send('count');
-  });
+const receiverCount = (receiver: Receiver): Promise<number> => receiver.command<number>('count');
 
 /** Plain undici: `concurrency` loops POSTing the same body for the duration. */
 const rawPosts = async (url: string, body: string): Promise<{ perSecond: number; cpuUsPerReport: number }> => {

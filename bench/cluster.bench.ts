@@ -41,6 +41,8 @@ export const clusterBenchmark: Benchmark = {
     const start = async () => {
       const server = await startServerProcess({
         PLAYLINE_DATA_DIR: dataDir,
+        // Cluster mode with ffmpeg installed needs one media directory shared by the instances.
+        PLAYLINE_MEDIA_DIR: join(dataDir, 'media'),
         PLAYLINE_DATABASE_URL: Object.assign(new URL(testDatabaseUrl), { pathname: `/${database}` }).toString(),
         PLAYLINE_REDIS_URL: testRedisUrl,
         PLAYLINE_REDIS_PREFIX: prefix,

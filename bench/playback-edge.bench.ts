@@ -56,8 +56,12 @@ export const playbackEdgeBenchmark: Benchmark = {
       for (const variant of variants) {
         const result = await load({ url: app.url, requests: variant.requests });
         if (variant.ok && result.non2xx > 0) throw new Error(`${variant.name}: ${result.non2xx} answers were not 200`);
-        results.push({ name: variant.name, unit: 'req/s', value: result.requestsPerSec, baseline: { name: 'bare Fastify route, same playlist', value: baseline.requestsPerSec } });
+        results.push({ name: `${variant.name}, default configuration (access lines at info)`, unit: 'req/s', value: result.requestsPerSec, baseline: { name: 'bare Fastify route, same playlist, logs off', value: baseline.requestsPerSec } });
       }
+      await app.command('level', 'warn');
+      const atWarn = await load({ url: app.url, requests: variants[0]?.requests ?? [] });
+      if (atWarn.non2xx > 0) throw new Error(`valid playback at warn: ${atWarn.non2xx} answers were not 200`);
+      results.push({ name: 'valid playback, at warn', unit: 'req/s', value: atWarn.requestsPerSec, baseline: { name: 'bare Fastify route, same playlist, logs off', value: baseline.requestsPerSec } });
     } finally {
       await app.stop();
       rmSync(mediaRoot, { recursive: true, force: true });

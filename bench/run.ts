@@ -6,6 +6,7 @@ import os from 'node:os';
 import { authBenchmark } from './auth.bench.js';
 import { callbacksBenchmark } from './callbacks.bench.js';
 import { ingestBenchmark } from './ingest.bench.js';
+import { busyStoreBenchmark } from './busy-store.bench.js';
 import { vodStatsBenchmark } from './vod-stats.bench.js';
 import { syndicationBenchmark } from './syndication.bench.js';
 import { playbackEdgeBenchmark } from './playback-edge.bench.js';
@@ -14,7 +15,7 @@ import { clusterBenchmark } from './cluster.bench.js';
 import { soakBenchmark } from './soak.bench.js';
 import { printComparison, type Benchmark } from './lib/report.js';
 
-const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, vodStatsBenchmark, playbackEdgeBenchmark, mediaBenchmark, clusterBenchmark, soakBenchmark];
+const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, busyStoreBenchmark, vodStatsBenchmark, playbackEdgeBenchmark, mediaBenchmark, clusterBenchmark, soakBenchmark];
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks.filter((b) => !b.optIn);

@@ -5,7 +5,7 @@ import { startBenchServer } from './lib/http-load.js';
 import type { Benchmark } from './lib/report.js';
 
 const server = new URL('./servers/api-server.ts', import.meta.url).pathname;
-const minutes = Number(process.env.BENCH_SOAK_MINUTES ?? 10);
+const minutes = Number(process.env.BENCH_SOAK_MINUTES ?? 30);
 const ASSETS = 1000;
 const EVENTS_PER_BATCH = 500;
 /** Requests per second, all kinds together (a quarter are ingest batches): a steady load, not a flood. */
@@ -36,12 +36,14 @@ const batch = (owner: string): string => {
 };
 
 /**
- * DESIGN §9: RSS flat under a 10-minute steady load. Fresh sessions over a fixed set of assets
- * (ingest) mixed with statistics reads at BENCH_SOAK_RATE requests/s (default 200, about 25,000
- * events/s), for BENCH_SOAK_MINUTES (default 10); RSS is sampled
- * every 10 s. "Flat": the last minute's RSS is within 10 % of the RSS at the middle of the run
- * (by then the state has reached its horizon: session dedupe holds a session while its minute can
- * still be in a window, the 3-minute window plus the 5-minute late-event allowance).
+ * DESIGN §9: RSS within ± 10 % over the last 15 minutes of a 30-minute steady load. Fresh
+ * sessions over a fixed set of assets (ingest) mixed with statistics reads at BENCH_SOAK_RATE
+ * requests/s (default 200, about 25,000 events/s), for BENCH_SOAK_MINUTES (default 30), against
+ * the app as shipped (default configuration, its log to a file); RSS is sampled every 10 s and
+ * printed per minute. "A plateau": every minute's RSS in the second half of the run is within
+ * 10 % of the second half's mean (by then the state has reached its horizon: session dedupe
+ * holds a session while its minute can still be in a window, the 3-minute window plus the
+ * 5-minute late-event allowance). A shorter run (BENCH_SOAK_MINUTES=4) checks the harness.
  */
 export const soakBenchmark: Benchmark = {
   name: 'soak',
@@ -99,18 +101,22 @@ export const soakBenchmark: Benchmark = {
     if (non2xx > 0) throw new Error(`${non2xx} of ${requests} soak requests answered non-2xx`);
     const inMinute = (m: number) => samples.filter((s) => s.atS > (m - 1) * 60 && s.atS <= m * 60).map((s) => s.rss);
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    const middle = Math.min(minutes, Math.ceil(minutes / 2) + 1);
-    const early = avg(inMinute(middle));
-    const late = avg(inMinute(minutes));
+    const perMinute = Array.from({ length: minutes }, (_, m) => avg(inMinute(m + 1)));
+    process.stdout.write(`  RSS per minute (MiB): ${perMinute.map((r) => (r / 2 ** 20).toFixed(0)).join(' ')}\n`);
+    const firstOfHalf = Math.floor(minutes / 2);
+    const lastHalf = perMinute.slice(firstOfHalf);
+    const mean = avg(lastHalf);
+    const spread = Math.max(...lastHalf.map((r) => Math.abs(r - mean))) / mean;
     const peak = Math.max(...samples.map((s) => s.rss));
     return [
       {
-        name: `RSS in the last minute (peak ${(peak / 2 ** 20).toFixed(1)} MiB, ${requests.toLocaleString('en-US')} requests)`,
+        name: `RSS in minutes ${firstOfHalf + 1}-${minutes}: widest minute's distance from their mean (peak ${(peak / 2 ** 20).toFixed(1)} MiB, ${requests.toLocaleString('en-US')} requests)`,
         unit: 'MiB',
-        value: late / 2 ** 20,
-        baseline: { name: `RSS in minute ${middle}`, value: early / 2 ** 20 },
-        target: `flat: last minute within 10 % of minute ${middle}`,
-        met: late <= early * 1.1,
+        value: (spread * mean) / 2 ** 20,
+        baseline: { name: `mean RSS of minutes ${firstOfHalf + 1}-${minutes}`, value: mean / 2 ** 20 },
+        target: 'ratio <= 0.1 (within ± 10 %, a plateau)',
+        // A plateau needs the state's 8-minute horizon behind it and time after: shorter runs check the harness only.
+        ...(minutes >= 20 ? { met: spread <= 0.1 } : {}),
       },
     ];
   },

@@ -1,6 +1,7 @@
 /**
  * VOD statistics reads and memory (DESIGN §9):
- * - single-asset GET, signed, vs a bare Fastify JSON route (same autocannon settings): >= 90 %;
+ * - single-asset GET, signed, as shipped (access lines at info, log to a file) and at warn, vs a
+ *   bare Fastify JSON route with logs off (same autocannon settings): >= 80 % and >= 90 %;
  * - all-assets top 100 with 100,000 active assets: p99 <= 5 ms (over HTTP, and the query alone);
  * - memory: <= 1 KiB per active asset (heap, after GC, of the embedded store).
  */
@@ -44,7 +45,8 @@ const inProcess = (): Comparison[] => {
   const clock = systemClock;
   const now = clock.now();
   collect();
-  const heapBefore = process.memoryUsage().heapUsed;
+  const memoryInUse = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const heapBefore = memoryInUse();
   const store = new MemoryStatsStore({ clock });
   for (let from = 0; from < ASSETS; from += ASSETS_PER_BATCH) {
     const { events } = parseEventBatchSync(assetEvents('ws', from, from + ASSETS_PER_BATCH, now), 'ndjson', { now, owners: null, foreignOwnerCode: 'owner_mismatch' });
@@ -53,7 +55,7 @@ const inProcess = (): Comparison[] => {
   store.topSync('ws', 100);
   collect();
   collect();
-  const perAsset = (process.memoryUsage().heapUsed - heapBefore) / store.sizeSync().assets;
+  const perAsset = (memoryInUse() - heapBefore) / store.sizeSync().assets;
 
   // Query time with 100 assets re-ranked (a new start each) between queries.
   const times: number[] = [];
@@ -78,7 +80,7 @@ const inProcess = (): Comparison[] => {
   const p99 = percentile(times, 0.99);
   return [
     {
-      name: `memory per active asset (${ASSETS.toLocaleString('en-US')} assets, heap after GC)`,
+      name: `memory per active asset (${ASSETS.toLocaleString('en-US')} assets, heap + array buffers after GC)`,
       unit: 'bytes',
       value: perAsset,
       baseline: { name: 'budget', value: 1024 },
@@ -129,22 +131,39 @@ export const vodStatsBenchmark: Benchmark = {
 
       const bareRates: number[] = [];
       const singleRates: number[] = [];
+      const warnRates: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         bareRates.push((await load({ url: `${bare.url}/bare` })).requestsPerSec);
+        await app.command('level', 'info');
         const single = await load({ url: `${app.url}${signed(one)}` });
-        if (single.non2xx > 0) throw new Error(`single asset GET answered non-2xx ${single.non2xx} times`);
+        await app.command('level', 'warn');
+        const warn = await load({ url: `${app.url}${signed(one)}` });
+        if (single.non2xx + warn.non2xx > 0) throw new Error(`single asset GET answered non-2xx ${single.non2xx + warn.non2xx} times`);
         singleRates.push(single.requestsPerSec);
+        warnRates.push(warn.requestsPerSec);
       }
+      await app.command('level', 'info');
       const singleRate = median(singleRates);
       const bareRate = median(bareRates);
-      results.push({
-        name: `single-asset stats GET, signed, 50 connections, median of ${ROUNDS}`,
-        unit: 'req/s',
-        value: singleRate,
-        baseline: { name: `bare Fastify JSON route, median of ${ROUNDS} (interleaved)`, value: bareRate },
-        target: 'ratio >= 0.9',
-        met: singleRate >= 0.9 * bareRate,
-      });
+      const bareBaseline = { name: `bare Fastify JSON route, logs off, median of ${ROUNDS} (interleaved)`, value: bareRate };
+      results.push(
+        {
+          name: `single-asset stats GET, signed, 50 connections, default configuration (access lines at info), median of ${ROUNDS}`,
+          unit: 'req/s',
+          value: singleRate,
+          baseline: bareBaseline,
+          target: 'ratio >= 0.8',
+          met: singleRate >= 0.8 * bareRate,
+        },
+        {
+          name: `same at warn, median of ${ROUNDS}`,
+          unit: 'req/s',
+          value: median(warnRates),
+          baseline: bareBaseline,
+          target: 'ratio >= 0.9',
+          met: median(warnRates) >= 0.9 * bareRate,
+        },
+      );
 
       const top = await load({ url: `${app.url}${signed('/api/v4/monitoring/vod-stats?top=100')}`, connections: 1 });
       if (top.non2xx > 0) throw new Error(`top 100 answered non-2xx ${top.non2xx} times`);

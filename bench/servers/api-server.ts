@@ -4,8 +4,17 @@
  * directory BENCH_STATIC_ROOT (the media benchmark's baseline); BENCH_SERVER=bare: a bare Fastify JSON route, the
  * baseline (BENCH_BARE_PLAYLIST=<asset id>: it answers that asset's HLS playlist text instead,
  * the playback edge's baseline; PATCH /bare/:id echoes a JSON body, the target PATCH's baseline).
- * Prints `READY <url>` and, for the app, `CREDENTIALS <owner> <key>` (and with BENCH_TARGET=1,
- * `TARGET <id>` of a zixi publishing target it created).
+ * Announces `READY <url>` and, for the app, `CREDENTIALS <owner> <key>` (and with BENCH_TARGET=1,
+ * `TARGET <id>` of a zixi publishing target it created) over IPC (bench/lib/bench-ipc.ts).
+ *
+ * The app runs with the default configuration, as `npm start` does: logs at the default level
+ * (info: one access line per request) on stdout, which startBenchServer sends to a file. The
+ * baselines (bare, static) log nothing, as a bare route would. The app answers commands: `level`
+ * (set the log level, e.g. `warn`, for the same figure with access lines off), `cpu` (CPU time
+ * used so far, µs; every kind answers it), `size` (the
+ * statistics store's size), `probe-start` / `probe-stop` (GC pauses and event-loop delay while a
+ * load runs), `heap` (heap after GC; the server then runs with --expose-gc) and `cpu-start` /
+ * `cpu-stop <file>` (a CPU profile of what runs in between).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,15 +25,29 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { bareEdgePlaylist } from '../playback-edge.fixtures.js';
+import { announce, serveCommands } from '../lib/bench-ipc.js';
+import { CpuProfile, ServerProbes, heapAfterGc } from '../lib/server-probes.js';
 
 const kind = process.env.BENCH_SERVER ?? 'app';
 
+/** Every server kind: `cpu` answers the process's CPU time so far (user + system, µs). */
+const cpuCommand = {
+  cpu: () => {
+    const { user, system } = process.cpuUsage();
+    return user + system;
+  },
+  /** The same split: system is the kernel's share (sockets, fsync). */
+  'cpu-split': () => process.cpuUsage(),
+};
+
 if (kind === 'static') {
+  serveCommands(cpuCommand);
   const app = Fastify({ logger: false });
   await app.register(fastifyStatic, { root: process.env.BENCH_STATIC_ROOT ?? '.', index: false, list: false });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  process.stdout.write(`READY ${url}\n`);
+  announce(`READY ${url}`);
 } else if (kind === 'bare') {
+  serveCommands(cpuCommand);
   const app = Fastify({ logger: false });
   const playlistOf = process.env.BENCH_BARE_PLAYLIST;
   if (playlistOf) {
@@ -36,10 +59,10 @@ if (kind === 'static') {
   // The syndication benchmark's baseline: parse a JSON body, answer JSON.
   app.patch('/bare/:id', async (request) => ({ id: (request.params as { id: string }).id, body: request.body }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  process.stdout.write(`READY ${url}\n`);
+  announce(`READY ${url}`);
 } else {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-bench-'));
-  const config = loadConfig({ ...process.env, PLAYLINE_DATA_DIR: dataDir, PLAYLINE_LOG_LEVEL: 'silent' });
+  const config = loadConfig({ ...process.env, PLAYLINE_DATA_DIR: dataDir });
   const runtime = await createRuntime(config);
   if (process.env.BENCH_NO_AUTH_CACHE === '1') runtime.authenticator.disableCache();
   await runtime.start();
@@ -52,10 +75,26 @@ if (kind === 'static') {
       target_protocol: 'zixi',
       platform_config: { host: 'zixi.example.net', port: 2088, password: 'initial', stream_id: 'bench-stream' },
     });
-    process.stdout.write(`TARGET ${target.id}\n`);
+    announce(`TARGET ${target.id}`);
   }
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  process.stdout.write(`CREDENTIALS ${workspace.id} ${key.secret}\nREADY ${url}\n`);
+  const probes = new ServerProbes();
+  const cpu = new CpuProfile();
+  serveCommands({
+    ...cpuCommand,
+    level: (level) => {
+      runtime.log.level = String(level);
+      return runtime.log.level;
+    },
+    size: () => runtime.vodStats.store.size(),
+    'probe-start': () => probes.start(),
+    'probe-stop': () => probes.stop(),
+    heap: () => heapAfterGc(),
+    'cpu-start': () => cpu.start(),
+    'cpu-stop': (file) => cpu.stop(String(file)),
+  });
+  announce(`CREDENTIALS ${workspace.id} ${key.secret}`);
+  announce(`READY ${url}`);
   process.on('SIGTERM', () => {
     void app.close().then(() => runtime.close()).then(() => process.exit(0));
   });

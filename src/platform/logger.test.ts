@@ -37,3 +37,31 @@ test('a logged request shows its path without the query string (msg, sig and pla
   createLogger({ level: 'info', destination }).info({ req }, 'incoming request');
   assert.deepEqual(lines[0]?.req, { method: 'GET', url: '/api/v4/workspace', remoteAddress: '127.0.0.1' });
 });
+
+test('a logged hls push request shows its path without the token of the ingest URL', () => {
+  const { lines, destination } = capture();
+  const req = { method: 'PUT', url: '/ingest/hls/ws1/sl1/c2VjcmV0LXRva2Vu/seg3.ts', ip: '127.0.0.1' };
+  createLogger({ level: 'info', destination }).info({ req }, 'incoming request');
+  assert.deepEqual(lines[0]?.req, { method: 'PUT', url: '/ingest/hls/ws1/sl1/********/seg3.ts', remoteAddress: '127.0.0.1' });
+});
+
+test('hand-built lines on the server log (stdout) are held back and still all written when the process exits at once', async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const logger = fileURLToPath(new URL('./logger.ts', import.meta.url));
+  const script = `
+    const { createLogger, lineSinkOf } = await import(${JSON.stringify(logger)});
+    const log = createLogger({ level: 'info' });
+    const sink = lineSinkOf(log);
+    setImmediate(() => {
+      for (let i = 0; i < 3; i++) sink.write('{"n":' + i + sink.base + '}\\n');
+      log.info('after');
+      process.exit(0);
+    });`;
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, out) => (err ? reject(err) : resolve(out))),
+  );
+  const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(lines.filter((l) => 'n' in l).map((l) => [l.n, l.pid === undefined]), [[0, false], [1, false], [2, false]]);
+  assert.ok(lines.some((l) => l.msg === 'after'));
+});

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
 import { signV4 } from '../../src/platform/auth/v4-signature.js';
@@ -213,6 +213,44 @@ describe('while the server drains', { timeout: 30_000 }, () => {
     } finally {
       await t.runtime.close();
       await t.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('keep-alive connections (default timeouts)', { timeout: 30_000 }, () => {
+  let ka: TestApp;
+  let kaPort: number;
+  before(async () => {
+    ka = await createTestApp();
+    await ka.app.listen({ port: 0, host: '127.0.0.1' });
+    kaPort = (ka.app.server.address() as { port: number }).port;
+  });
+  after(() => ka.close());
+
+  test('requests with a body on one keep-alive connection leave no listener behind on its socket', { timeout: 10_000 }, async () => {
+    let socket: Socket | undefined;
+    const sockets = new Set<Socket>();
+    ka.app.server.on('connection', (s: Socket) => sockets.add(s));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 30; i++) {
+        const { msg, sig } = signV4(ka.workspace.id, ka.key.secret, Math.floor(ka.clock.now() / 1000));
+        const path = `/api/v4/monitoring/events?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+        const status = await new Promise<number>((resolve, reject) => {
+          const req = request({ port: kaPort, host: '127.0.0.1', path, method: 'POST', agent, headers: { 'content-type': 'application/x-ndjson' } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          });
+          req.on('error', reject);
+          req.end('{"type":"request","asset_id":"keepalive","session_id":"s1"}\n');
+        });
+        assert.equal(status, 202);
+      }
+      assert.equal(sockets.size, 1, 'one connection carried them all');
+      socket = [...sockets][0] as Socket;
+      assert.ok(socket.listenerCount('close') < 10, `close listeners on the socket: ${socket.listenerCount('close')}`);
+    } finally {
+      agent.destroy();
     }
   });
 });

@@ -74,7 +74,12 @@ export function enforceBodyDeadlines(app: App, settings: Pick<Config, 'requestTi
       answerAndClose(socket, rawProblemAnswer(problem));
     };
     timer = setTimeout(check, settings.requestTimeoutMs).unref();
-    const stop = () => clearTimeout(timer);
+    // Ends the watch when the body is in (or the connection went): a keep-alive socket carries
+    // many requests, so its close listener must go with the request, not pile up on the socket.
+    const stop = () => {
+      clearTimeout(timer);
+      socket.off('close', stop);
+    };
     raw.once('end', stop);
     socket.once('close', stop);
     done();

@@ -7,7 +7,11 @@ import { FIRST_START_GRACE_S, WINDOW_S, secondOf, windowStart } from '../stats-w
 
 export { NONE };
 
-/** Offsets of the three session kinds in a session mark entry ([hash, manifest, ad, start]). */
+const RANKED = 1;
+const DIRTY = 2;
+const REMOVED = 4;
+
+/** The three session kinds of a session mark ([hash, manifest, ad, start]): MarkTable.second(at, kind). */
 export const MARK = { manifest: 1, ad: 2, start: 3 } as const;
 
 /**
@@ -41,9 +45,32 @@ export class AssetState implements Rankable {
   rankTs = 0;
   /** The last statistics read, until the asset changes: repeated reads share one object (and its rendering). */
   cachedStats: AssetStats | undefined = undefined;
-  ranked = false;
-  dirty = false;
-  removed = false;
+  /** `ranked`, `dirty` and `removed` in one small integer: one field instead of three, per asset. */
+  private flags = 0;
+
+  /** In the ranking. */
+  get ranked(): boolean {
+    return (this.flags & RANKED) !== 0;
+  }
+  set ranked(on: boolean) {
+    this.flags = on ? this.flags | RANKED : this.flags & ~RANKED;
+  }
+
+  /** Waiting in the ranking's backlog. */
+  get dirty(): boolean {
+    return (this.flags & DIRTY) !== 0;
+  }
+  set dirty(on: boolean) {
+    this.flags = on ? this.flags | DIRTY : this.flags & ~DIRTY;
+  }
+
+  /** Forgotten (its workspace deleted, or pruned): skipped where the backlog still names it. */
+  get removed(): boolean {
+    return (this.flags & REMOVED) !== 0;
+  }
+  set removed(on: boolean) {
+    this.flags = on ? this.flags | REMOVED : this.flags & ~REMOVED;
+  }
 
   constructor(
     readonly id: string,

@@ -293,9 +293,9 @@ export class MemoryStatsStore implements StatsStore {
       if (live) {
         const marks = asset.errorTable();
         const at = marks.ensure(errorKey(sessionHash(e.session_id), code));
-        const seen = marks.entries[at + 1] as number;
+        const seen = marks.second(at, 1);
         if (seen !== NONE && asset.isLive(seen, r.second)) return true;
-        marks.entries[at + 1] = second;
+        marks.setSecond(at, 1, second);
       }
       asset.history.addError(minute, code);
       owner.history.addError(minute, code);
@@ -307,9 +307,9 @@ export class MemoryStatsStore implements StatsStore {
     if (live) {
       const marks = asset.sessionTable();
       const at = marks.ensure(sessionHash(e.session_id));
-      const seen = marks.entries[at + kind] as number;
+      const seen = marks.second(at, kind);
       if (seen !== NONE && asset.isLive(seen, r.second)) return true;
-      marks.entries[at + kind] = second;
+      marks.setSecond(at, kind, second);
     }
     const field = kind === MARK.start ? F.starts : kind === MARK.manifest ? F.manifest : F.ad;
     asset.history.add(minute, field);

@@ -30,7 +30,7 @@ export function* snapshotLines(store: MemoryStatsStore): Generator<string> {
       assets++;
       yield JSON.stringify([
         'a', asset.id, asset.startTs, asset.latestTs, asset.floor, asset.detail, asset.history,
-        asset.sessions?.entries ?? [], asset.errorMarks?.entries ?? [], asset.qoe ?? 0,
+        asset.sessions?.toJSON() ?? [], asset.errorMarks?.toJSON() ?? [], asset.qoe ?? 0,
       ]);
     }
   }
@@ -87,9 +87,13 @@ const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]
   asset.detail = series(row[5]);
   asset.history = series(row[6]);
   const sessions = marks(row[7], 4);
-  if (sessions.length > 0) asset.sessionTable().load(sessions);
   const errors = marks(row[8], 2);
-  if (errors.length > 0) asset.errorTable().load(errors);
+  try {
+    if (sessions.length > 0) asset.sessionTable().load(sessions);
+    if (errors.length > 0) asset.errorTable().load(errors);
+  } catch (error) {
+    fail((error as Error).message);
+  }
   asset.qoe = qoeOf(row[9]);
   asset.reanchor();
   owner.assets.set(asset.id, asset);

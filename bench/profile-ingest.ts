@@ -1,0 +1,84 @@
+/**
+ * `npx tsx bench/profile-ingest.ts`: the app as shipped (default configuration, its log to a
+ * file) under the ingest benchmark's load (1,000-event NDJSON batches, 4 connections) with V8's
+ * CPU profiler (what --cpu-prof runs, started after a warm-up and stopped with the load, so
+ * the server's start is not in it); prints where the server's CPU went by function (self time),
+ * per event. The profile (.cpuprofile, for Chrome DevTools) is kept in BENCH_PROFILE_DIR
+ * (default a temp dir). BENCH_PROFILE=get profiles the signed single-asset GET instead;
+ * BENCH_PROFILE_LEVEL=warn sets the log level first.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signV4 } from '../src/platform/auth/v4-signature.js';
+import { ingestBodies } from './ingest.bench.js';
+import { load, startBenchServer } from './lib/http-load.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const server = new URL('./servers/api-server.ts', import.meta.url).pathname;
+const dir = process.env.BENCH_PROFILE_DIR ?? join(tmpdir(), `playline-profile-${process.pid}`);
+mkdirSync(dir, { recursive: true });
+const what = process.env.BENCH_PROFILE ?? 'ingest';
+
+const app = await startBenchServer(server, { BENCH_SERVER: 'app' });
+const file = join(dir, `${what}-${Date.now()}.cpuprofile`);
+// BENCH_PROFILE_LEVEL=warn: the same with access lines off.
+if (process.env.BENCH_PROFILE_LEVEL) await app.command('level', process.env.BENCH_PROFILE_LEVEL);
+const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
+if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
+const [owner, key] = [creds[1], creds[2]];
+const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));
+const signed = (path: string) => `${path}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+let result;
+if (what === 'get') {
+  const asset = '0'.repeat(32);
+  await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"s"}`, headers: { 'content-type': 'application/x-ndjson' } });
+  const url = `${app.url}${signed(`/api/v4/monitoring/vod-stats/${asset}`)}`;
+  await load({ url, durationS: 2 });
+  await app.command('cpu-start');
+  result = await load({ url });
+  await app.command('cpu-stop', file);
+  process.stdout.write(`single-asset GET: ${Math.round(result.requestsPerSec)} req/s\n`);
+} else {
+  const bodies = ingestBodies(owner, 8, 1000);
+  const requests = bodies.map((body) => ({ method: 'POST', path: signed('/api/v4/monitoring/events'), body, headers: { 'content-type': 'application/x-ndjson' } }));
+  await load({ url: app.url, connections: 4, requests, durationS: 2 });
+  await app.command('cpu-start');
+  result = await load({ url: app.url, connections: 4, requests });
+  await app.command('cpu-stop', file);
+  process.stdout.write(`ingest: ${Math.round(result.requestsPerSec * 1000)} events/s (${Math.round(result.requestsPerSec)} batches/s)\n`);
+}
+await app.stop();
+
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const self = new Map<number, number>();
+profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+const idle = [...self.entries()].filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+const busy = total - idle;
+const byFunction = new Map<string, number>();
+for (const [id, t] of self) {
+  const f = byId.get(id)?.callFrame;
+  if (!f || f.functionName === '(idle)') continue;
+  const where = f.url.replace(/^.*\/(node_modules\/[^/]+|src\/.*|bench\/.*)$/, '$1').replace(/^node:/, '');
+  const name = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}:${f.columnNumber + 1}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + t);
+}
+const requests = result.requestsPerSec * Number(process.env.BENCH_DURATION_S ?? 5);
+const unit = what === 'get' ? 'request' : 'event';
+const per = what === 'get' ? requests : requests * 1000;
+process.stdout.write(`profile ${file}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / per).toFixed(2)} us per ${unit} (whole run)\n`);
+for (const [name, t] of [...byFunction.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 40))) {
+  process.stdout.write(`  ${((t / busy) * 100).toFixed(1).padStart(5)} %  ${(t / per).toFixed(3)} us/${unit}  ${name}\n`);
+}
