@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,8 @@ import { Webhook } from 'standardwebhooks';
 import { PlaylineClient } from '../../src/client/index.js';
 import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
 import { packageWithFfmpeg } from '../../src/modules/playback-edge/testing/media-fixtures.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { artifactsDir, browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Real media through the real server in a real browser: clips generated with ffmpeg, uploaded
@@ -21,40 +22,13 @@ import { startServerProcess, type ServerProcess } from '../helpers/server-proces
  * origin through URLs printed by `playline sign-playback`, and by the dashboard's player.
  * Skips without Chromium or ffmpeg unless PLAYLINE_REQUIRE_SERVICES=1 (CI), where it fails.
  */
-const CHROMIUM = process.env.PLAYLINE_CHROMIUM ?? '/usr/bin/chromium';
-const required = process.env.PLAYLINE_REQUIRE_SERVICES === '1';
-const missing = [CHROMIUM, '/usr/bin/ffmpeg'].filter((path) => !existsSync(path));
-const skip = missing.length === 0 || required ? false : `not found: ${missing.join(', ')} (apt-get install chromium ffmpeg)`;
+const missing = missingTools(['/usr/bin/ffmpeg']);
+const skip = browserSkip(['/usr/bin/ffmpeg']);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const artifacts = join(root, 'test-artifacts');
+const artifacts = artifactsDir();
 const run = promisify(execFile);
 const WAIT = { timeout: 30_000 };
 const assetId = () => randomBytes(16).toString('hex');
-
-/** A page on its own origin with stock hls.js: `play(url, config)` plays a URL in #video, at twice the speed. */
-async function playerSite(): Promise<{ url: string; server: Server }> {
-  const hlsJs = readFileSync(join(root, 'node_modules/hls.js/dist/hls.min.js'));
-  const page = `<!doctype html><meta charset="utf-8"><video id="video" muted playsinline></video>
-<script src="/hls.min.js"></script>
-<script>
-window.errors = [];
-window.play = (url, config) => {
-  const video = document.getElementById('video');
-  const hls = new Hls(Object.assign({ cmcd: {} }, config || {}));
-  hls.on(Hls.Events.ERROR, (_e, data) => window.errors.push({ fatal: data.fatal, details: data.details, status: data.response && data.response.code }));
-  hls.on(Hls.Events.MANIFEST_PARSED, () => { video.playbackRate = 2; video.play(); });
-  hls.loadSource(url);
-  hls.attachMedia(video);
-  window.hls = hls;
-};
-</script>`;
-  const server = createServer((request, response) => {
-    if (request.url === '/hls.min.js') response.writeHead(200, { 'content-type': 'text/javascript' }).end(hlsJs);
-    else response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, server };
-}
 
 describe('real media in Chromium: stock hls.js through signed URLs, statistics and Error Reports from the edge', { skip, timeout: 240_000 }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-media-e2e-'));
@@ -75,11 +49,8 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
 
   before(async () => {
     assert.deepEqual(missing, [], 'PLAYLINE_REQUIRE_SERVICES=1 needs Chromium and ffmpeg');
-    mkdirSync(artifacts, { recursive: true });
     server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_PACKAGING_PRESET: 'ultrafast' });
-    owner = /Workspace ID: (\S+)/.exec(server.output())?.[1] ?? '';
-    key = /API key:\s+(\S+)/.exec(server.output())?.[1] ?? '';
-    assert.ok(owner && key, `no bootstrap key in:\n${server.output()}`);
+    ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
     // 10 s of test pattern and tone at 320x180, and a 4 s ad of colour bars at another pitch,
     // generated with ffmpeg, uploaded through the API and packaged by the library.
@@ -100,12 +71,12 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
     withAds = await uploaded(clip);
     ad = await uploaded(adClip);
     await packageWithFfmpeg(mediaRoot, owner, longer, { seconds: 24, segmentS: 2, renditions: [{ name: '90p', width: 160, height: 90, videoKbps: 100 }] });
-    site = await playerSite();
+    site = await hlsPlayerSite({ hlsConfig: { cmcd: {} }, playbackRate: 2 });
     receiver = await startLocalReceiver();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--autoplay-policy=no-user-gesture-required'],
+      args: playerArgs,
     });
   });
 
@@ -172,7 +143,10 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
     assert.equal(media.indexOf('c'), media.lastIndexOf('a') + 1, `the content follows the ad's segments: ${media.join('')}`);
     const stats = await eventually(() => client.vodStats.asset(withAds), (s) => s.stats.sessions.ad === 1 && s.stats.latency.ad !== undefined);
     assert.deepEqual(stats.stats.sessions, { requests: 1, manifest: 1, ad: 1, new: 1 });
-    assert.ok(stats.stats.latency.ad && stats.stats.latency.ad.min_ms >= 20, JSON.stringify(stats.stats.latency));
+    // Node's timers run on the loop's cached millisecond clock, so a 20 ms timer can fire up to a
+    // millisecond early by performance.now (CI once measured 19.829): the decision took the configured
+    // time to within that granularity.
+    assert.ok(stats.stats.latency.ad && stats.stats.latency.ad.min_ms >= 19, JSON.stringify(stats.stats.latency));
     await page.close();
   });
 
