@@ -13,14 +13,17 @@ import { acceptEmptyJsonBodies, schemaController } from './platform/http/request
 import { onClientError, onFrameworkError } from './platform/http/raw-errors.js';
 import { connectionTimeouts, enforceBodyDeadlines, limitConnectionsPerAddress } from './platform/http/connection-limits.js';
 import { MAX_ID_LENGTH } from './platform/limits.js';
+import { AccessLogController, lazyRequestLogger, registerAccessLog } from './platform/http/access-log.js';
 import { recordRoutes } from './platform/http/route-table.js';
 import { registerFrontDoor } from './platform/http/front-door.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { errorReportingRoutes } from './modules/error-reporting/error-reporting.routes.js';
+import { hlsPushRoutes } from './modules/managed-slicers/hls-push.routes.js';
 import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.routes.js';
 import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
+import { pullRoutes } from './modules/syndication/pull.routes.js';
 import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
 import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
@@ -36,9 +39,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(runtime: Runtime): Promise<App> {
   // The runtime's one logger: request lines get the same level, base fields and redaction as every
   // module's. Silent, there is nothing to write: no logger spares a child logger per request.
+  // Fastify's two lines per request ("incoming request", "request completed") give way to one
+  // compact access line (registerAccessLog); a request's child logger is made only if it logs.
   const loggerInstance: FastifyBaseLogger = runtime.log;
   const app = Fastify({
-    ...(runtime.config.logLevel === 'silent' ? {} : { loggerInstance }),
+    ...(runtime.config.logLevel === 'silent' ? {} : { loggerInstance, logController: new AccessLogController(), childLoggerFactory: lazyRequestLogger }),
     // Path parameters are ids: one length limit for every id, the one ingest accepts.
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: MAX_ID_LENGTH },
     genReqId: (req: IncomingMessage) => {
@@ -67,7 +72,8 @@ export async function buildApp(runtime: Runtime): Promise<App> {
     const problem = toProblem(err, request.id);
     if (problem.code === 'storage_full') runtime.storageHealth.noteFailure(err);
     if (problem.status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ code: problem.code, status: problem.status }, 'request refused');
+    // The access line has the status; the code is in the answer (debug shows it here too).
+    else request.log.debug({ code: problem.code, status: problem.status }, 'request refused');
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem);
   });
   app.setNotFoundHandler((request, reply) => {
@@ -82,6 +88,7 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   });
 
   recordRoutes(app);
+  registerAccessLog(app, runtime.log);
   await registerOpenApi(app, VERSION);
   registerAuth(app, runtime.authenticator, runtime.config.adminToken, () => closing);
   registerMetrics(app, runtime.metrics);
@@ -96,6 +103,8 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
   await app.register(async (api) => assetRoutes(api, { service: runtime.assets.service, maxUploadBytes: runtime.config.maxUploadBytes }), { prefix: API_PREFIX });
   await app.register(async (root) => playbackEdgeRoutes(root, runtime.playbackEdge, API_PREFIX));
+  await app.register(async (root) => hlsPushRoutes(root, runtime.managedSlicers.hlsPush));
+  await app.register(async (root) => pullRoutes(root, runtime.syndication));
   await app.register(async (web) => dashboardRoutes(web));
   await registerFrontDoor(app);
 

@@ -14,12 +14,12 @@ import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
 import { IngestGrantService } from './modules/workspaces/ingest-grants.service.js';
 import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
-import { createManagedSlicers, type ManagedSlicers } from './modules/managed-slicers/managed-slicers.module.js';
+import { createManagedSlicers, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
 import { createCluster, newInstanceId, type Cluster } from './platform/cluster/cluster.js';
-import { createLogger, type Logger } from './platform/logger.js';
+import { createLogger, flushLogger, type Logger } from './platform/logger.js';
 import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
@@ -89,6 +89,8 @@ export interface RuntimeOverrides {
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
+  /** Replaces side effects of managed slicers (tests: a provisioner, the look for ffmpeg). */
+  managedSlicers?: Pick<ManagedSlicersDeps, 'provisioner' | 'discover'>;
   /** Replaces side effects of the asset library (tests: a packager, the look for ffmpeg). */
   assets?: Pick<AssetsDeps, 'packager' | 'discover'>;
   /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
@@ -130,8 +132,21 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, log: moduleLog('managed-slicers') });
-  const syndication = createSyndicationModule({ db: storage.db, box, clock, ids, config, ...overrides.syndication });
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), ...overrides.managedSlicers });
+  const syndication = createSyndicationModule({
+    db: storage.db, box, clock, ids, config,
+    log: moduleLog('syndication'),
+    registry: metrics.registry,
+    // Cluster mode: a push runs on the instance that started it (a survivor takes a dead one's over); resuming everywhere would push twice.
+    resumeOnStart: mode === 'embedded',
+    ...(cluster && instanceId ? { cluster: { instanceId, membership: cluster.membership } } : {}),
+    // The asset library looks for ffmpeg at start; publishing uses what it found.
+    ffmpeg: () => {
+      const tools = assets.tools();
+      return tools?.available ? tools.ffmpeg : undefined;
+    },
+    ...overrides.syndication,
+  });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to the callback dispatcher: built first, handed to the producers.
@@ -184,6 +199,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       for (const work of started.reverse()) await work.stop();
       started.length = 0;
       if (ownsStorage) await storage.close();
+      await flushLogger(log);
     },
   };
 
@@ -202,6 +218,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Asset library: looks for ffmpeg, then packages uploads (interrupted jobs again from scratch);
   // stopping gives running jobs back to the queue.
   background.push(assets.work);
+
+
+  // Publishing, after the asset library found ffmpeg: started schedules push again (embedded
+  // mode); running pushes (ffmpeg processes) end on shutdown.
+  background.push(syndication.work);
 
   // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
   // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).

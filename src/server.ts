@@ -70,6 +70,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     app = await buildApp(runtime);
     const address = await app.listen({ port: config.port, host: config.host });
     const port = new URL(address).port;
+    runtime.managedSlicers.listening(Number(port));
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host}:${port}`;
     const lines = created ? bootstrapBanner(url, created.owner, created.key, runtime.clock.now()) : [];

@@ -24,7 +24,12 @@ export function workspaceDataParts(runtime: Runtime): WorkspaceDataPart[] {
       },
       deleteRows: deletePublishing,
     },
-    { name: 'managed_slicers', deleteRows: deleteWorkspaceSlicers },
+    {
+      name: 'managed_slicers',
+      // Slicer processes stop and their live output goes before the rows.
+      stop: async (owner) => runtime.managedSlicers.live()?.stopWorkspace(owner),
+      deleteRows: deleteWorkspaceSlicers,
+    },
     {
       name: 'assets',
       // Packaging stops and the media goes before the rows (a running job writes under them).
@@ -40,7 +45,10 @@ export function workspaceDataParts(runtime: Runtime): WorkspaceDataPart[] {
     {
       name: 'error_reporting',
       deleteRows: deleteCallbackSettings,
-      forget: async (owner) => runtime.errorReporting.dispatcher.forgetWorkspace(owner),
+      forget: async (owner) => {
+        runtime.errorReporting.dispatcher.forgetWorkspace(owner);
+        runtime.errorReporting.deliveryLog.forgetWorkspace(owner);
+      },
     },
     // Statistics live in the store (memory or Redis), not in rows; the journal's batches that
     // name the workspace are erased again by the sweep after a restore or rebuild.

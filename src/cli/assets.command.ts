@@ -1,32 +1,8 @@
 import { basename } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { PlaylineClient } from '../client/index.js';
 import { assetStates, type AssetState, type AssetView } from '../modules/assets/assets.schema.js';
 import { printObject, printRows } from './output.js';
-import { resolveCredentials } from './profiles.js';
-
-interface ApiOptions {
-  baseUrl?: string;
-  owner?: string;
-  key?: string;
-  profile?: string;
-  json?: boolean;
-}
-
-/** A client signed with the flags, else PLAYLINE_API_KEY / PLAYLINE_BASE_URL, else the saved profile (playline login). */
-const clientOf = (opts: ApiOptions): PlaylineClient => {
-  const { baseUrl, owner, key } = resolveCredentials(opts);
-  return new PlaylineClient({ baseUrl, owner, apiKey: key });
-};
-
-/** The options every asset command shares: where the server is and who signs. */
-const withApiOptions = (command: Command): Command =>
-  command
-    .option('--owner <workspace_id>', 'the workspace that signs (default: the profile\'s, see playline login)')
-    .option('--key <api_key>', 'the API key (prefer PLAYLINE_API_KEY or playline login: flags show up in shell history)')
-    .option('--base-url <url>', 'where the server is (default: PLAYLINE_BASE_URL, the profile\'s, or http://127.0.0.1:8080)')
-    .option('--profile <name>', 'the saved sign-in to use (default: PLAYLINE_PROFILE or "default")')
-    .option('--json', 'print JSON on stdout (progress stays on stderr)');
+import { clientOf, withApiOptions, type ApiOptions } from './api-options.js';
 
 const MiB = 1024 * 1024;
 const size = (bytes: number) => (bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`);

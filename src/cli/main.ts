@@ -16,6 +16,7 @@ import { ingestGrantsCommand } from './ingest-grants.command.js';
 import { apiCommand } from './api.command.js';
 import { loginCommand, logoutCommand } from './login.command.js';
 import { backupCommand, restoreCommand } from './backup.command.js';
+import { callbackCommand, deliveriesCommand } from './deliveries.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -44,6 +45,8 @@ Examples:
   program.addCommand(simulateCommand());
   program.addCommand(clusterCommand());
   program.addCommand(assetsCommand());
+  program.addCommand(deliveriesCommand());
+  program.addCommand(callbackCommand());
   program.addCommand(backupCommand());
   program.addCommand(restoreCommand());
   return program;

@@ -46,6 +46,7 @@ export const errorCatalogue = {
   // managed-slicers
   task_transition_not_allowed: { status: 409, title: 'The slicer task cannot move to that state' },
   slicer_deletion_pending: { status: 409, title: 'The slicer is being deleted' },
+  ingest_token_invalid: { status: 403, title: 'The token of the ingest URL does not match' },
   // error-reporting
   callback_test_failed: { status: 422, title: 'The callback URL did not answer the test POST with 200 within the timeout' },
   callback_url_refused: { status: 422, title: 'The callback URL resolves to an address callbacks may not reach' },
@@ -62,6 +63,9 @@ export const errorCatalogue = {
   range_not_satisfiable: { status: 416, title: 'The requested byte range is not in the file' },
   // vod-stats
   stats_not_found: { status: 404, title: 'No statistics for this asset' },
+  // syndication (publishing)
+  publishing_unavailable: { status: 422, title: 'This target cannot be published to by this service' },
+  content_not_live: { status: 409, title: 'The schedule\'s content is not live' },
   // assets
   media_tools_missing: { status: 503, title: 'ffmpeg and ffprobe are not available on this server' },
   media_volume_full: { status: 503, title: 'The media directory has no space left' },

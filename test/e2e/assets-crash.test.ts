@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { PlaylineClient } from '../../src/client/index.js';
 import type { AssetView } from '../../src/modules/assets/assets.schema.js';
 import { makeClip, mediaToolsSkip } from '../helpers/media.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'playline-assets-e2e-'));
 const running: ServerProcess[] = [];
@@ -46,9 +46,7 @@ test('kill -9 of the server while ffmpeg packages an upload: after a restart the
   const clip = await makeClip(dataDir, 'clip.mp4', { seconds: 20 });
   // The slowest preset keeps the first packaging busy for seconds: the kill lands in the middle.
   const first = await start('veryslow');
-  const owner = /Workspace ID: (\S+)/.exec(first.output())?.[1];
-  const apiKey = /API key:\s+(\S+)/.exec(first.output())?.[1];
-  assert.ok(owner && apiKey, `bootstrap banner expected:\n${first.output()}`);
+  const { owner, key: apiKey } = bootstrapCredentials(first);
   const clientOf = (server: ServerProcess) => new PlaylineClient({ baseUrl: server.url, owner, apiKey });
 
   const uploaded = await clientOf(first).assets.upload(clip, { title: 'crash test' });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlaylineClient } from '../../src/client/index.js';
 import { playline } from '../helpers/cli.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ADMIN = 'backup-admin-token-0123456789';
 
@@ -37,9 +37,10 @@ describe('playline backup while the server runs, then restore onto a new directo
   let expected: Awaited<ReturnType<typeof answers>>;
 
   before(async () => {
-    first = await startServerProcess({ PLAYLINE_DATA_DIR: source, PLAYLINE_ADMIN_TOKEN: ADMIN, PLAYLINE_SLICER_PROVISION_MS: '0' });
-    owner = /Workspace ID: (\S+)/.exec(first.output())?.[1] ?? '';
-    const bootstrapKey = /API key:\s+(\S+)/.exec(first.output())?.[1] ?? '';
+    first = await startServerProcess({ PLAYLINE_DATA_DIR: source, PLAYLINE_ADMIN_TOKEN: ADMIN, PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '0', PLAYLINE_PUBLISHER: 'simulated' });
+    const credentials = bootstrapCredentials(first);
+    owner = credentials.owner;
+    const bootstrapKey = credentials.key;
     const extra = (await (await fetch(`${first.url}/api/v4/admin/workspaces/${owner}/keys`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
@@ -86,7 +87,8 @@ describe('playline backup while the server runs, then restore onto a new directo
 
     const back = await playline(['restore', backup, '--data-dir', restored]);
     assert.equal(back.status, 0, back.stderr);
-    const second = await startServerProcess({ PLAYLINE_DATA_DIR: restored });
+    // Simulated publishing like the source: the real publisher would resume the started schedule and find c1 not live.
+    const second = await startServerProcess({ PLAYLINE_DATA_DIR: restored, PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_PUBLISHER: 'simulated' });
     try {
       assert.doesNotMatch(second.output(), /API key:/, 'a restored directory is not a first start');
       for (const key of keys) {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { playline } from '../helpers/cli.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { writeFakeAsset } from '../../src/modules/playback-edge/testing/media-fixtures.js';
 
 describe('playline login, api, and the profile other client commands use', () => {
@@ -18,9 +18,7 @@ describe('playline login, api, and the profile other client commands use', () =>
   let key: string;
   before(async () => {
     server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir });
-    owner = /Workspace ID: (\S+)/.exec(server.output())?.[1] ?? '';
-    key = /API key:\s+(\S+)/.exec(server.output())?.[1] ?? '';
-    assert.ok(owner && key);
+    ({ owner, key } = bootstrapCredentials(server));
   });
   after(async () => {
     await server?.stop();
@@ -67,6 +65,25 @@ describe('playline login, api, and the profile other client commands use', () =>
     const invalid = await playline(['api', 'POST', '/api/v4/syndication-target', '--data', '{"platform":'], env);
     assert.equal(invalid.status, 1);
     assert.match(invalid.stderr, /--data is not valid JSON/);
+  });
+
+  test('keys --via-api: create (secret once), list and revoke through the signed API as the profile\'s workspace', async () => {
+    const created = await playline(['keys', 'create', '--via-api', '--label', 'from the cli', '--json'], env);
+    assert.equal(created.status, 0, created.stderr);
+    const key2 = JSON.parse(created.stdout) as { id: string; owner: string; secret: string; label: string };
+    assert.deepEqual([key2.owner, key2.label], [owner, 'from the cli']);
+    assert.ok(key2.secret.length >= 32);
+    const listed = JSON.parse((await playline(['keys', 'list', '--via-api', '--json'], env)).stdout) as { id: string; secret?: string; revoked_at: string | null }[];
+    assert.ok(listed.some((k) => k.id === key2.id && k.revoked_at === null));
+    assert.ok(listed.every((k) => k.secret === undefined), 'a list never shows secrets');
+    const revoked = await playline(['keys', 'revoke', key2.id, '--via-api', '--json'], env);
+    assert.equal(revoked.status, 0, revoked.stderr);
+    assert.notEqual((JSON.parse(revoked.stdout) as { revoked_at: string | null }).revoked_at, null);
+    // Revoking the key that signs is refused (the workspace would lock itself out of this profile).
+    const self = (JSON.parse((await playline(['keys', 'list', '--via-api', '--json'], env)).stdout) as { id: string; prefix: string }[]).find((k) => key.startsWith(k.prefix));
+    const refused = await playline(['keys', 'revoke', String(self?.id), '--via-api'], env);
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /signed with the key it would revoke/);
   });
 
   test('sign and sign-playback take owner, key and base URL from the profile', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlaylineClient } from '../../src/client/index.js';
 import { signV4 } from '../../src/platform/auth/v4-signature.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const MAX_BODY = 16 * 1024 * 1024;
 const dataDir = mkdtempSync(join(tmpdir(), 'playline-ingest-flood-'));
@@ -25,9 +25,7 @@ const floodBody = (owner: string, n: number): Buffer => {
 
 test('concurrent maximum-size junk batches: the process survives and answers each 202 or 503 + Retry-After', { timeout: 180_000 }, async (t) => {
   server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir });
-  const owner = /Workspace ID: (\S+)/.exec(server.output())?.[1];
-  const apiKey = /API key:\s+(\S+)/.exec(server.output())?.[1];
-  assert.ok(owner && apiKey, `bootstrap banner expected:\n${server.output()}`);
+  const { owner, key: apiKey } = bootstrapCredentials(server);
   const { msg, sig } = signV4(owner, apiKey, Math.floor(Date.now() / 1000));
   const url = `${server.url}/api/v4/monitoring/events?msg=${encodeURIComponent(msg)}&sig=${sig}`;
   const answers = await Promise.all(

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlaylineClient } from '../../src/client/index.js';
 import type { PlaybackEventInput } from '../../src/client/vod-stats.js';
-import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'playline-vod-stats-e2e-'));
 const running: ServerProcess[] = [];
@@ -51,9 +51,7 @@ const everything = async (client: PlaylineClient) => ({
 
 test('statistics survive kill -9 exactly, and a graceful restart (snapshot) keeps them too', { timeout: 120_000 }, async (t) => {
   const first = await start();
-  const owner = /Workspace ID: (\S+)/.exec(first.output())?.[1];
-  const apiKey = /API key:\s+(\S+)/.exec(first.output())?.[1];
-  assert.ok(owner && apiKey, `bootstrap banner expected:\n${first.output()}`);
+  const { owner, key: apiKey } = bootstrapCredentials(first);
   const clientOf = (server: ServerProcess) => new PlaylineClient({ baseUrl: server.url, owner, apiKey });
 
   // Concurrent batches: the journal group-commits them, and counting follows journal order.

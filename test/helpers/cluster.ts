@@ -18,6 +18,8 @@ export interface ClusterFixture {
   databaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
+  /** The media directory every instance shares (PLAYLINE_MEDIA_DIR). */
+  mediaDir: string;
   /** The workspace and API key created through the first instance started. */
   owner: string;
   apiKey: string;
@@ -50,6 +52,7 @@ export async function clusterFixture(options: { redisDb?: number; env?: Record<s
     databaseUrl,
     redisUrl,
     redisPrefix,
+    mediaDir: join(dataDir, 'media'),
     owner: '',
     apiKey: '',
     async start(env = {}) {
@@ -61,7 +64,7 @@ export async function clusterFixture(options: { redisDb?: number; env?: Record<s
         PLAYLINE_SECRET_KEY: CLUSTER_SECRET_KEY,
         PLAYLINE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
         // Cluster mode with ffmpeg present needs one media directory shared by every instance.
-        PLAYLINE_MEDIA_DIR: join(dataDir, 'media'),
+        PLAYLINE_MEDIA_DIR: fixture.mediaDir,
         ...options.env,
         ...env,
       });

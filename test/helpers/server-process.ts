@@ -57,3 +57,12 @@ export async function startServerProcess(env: Record<string, string>, args: stri
     },
   };
 }
+
+/** The workspace id and API key a first start prints in its banner (fails the test when there is none). */
+export function bootstrapCredentials(server: Pick<ServerProcess, 'output'>): { owner: string; key: string } {
+  const out = server.output();
+  const owner = /Workspace ID: (\S+)/.exec(out)?.[1];
+  const key = /API key:\s+(\S+)/.exec(out)?.[1];
+  if (!owner || !key) throw new Error(`no bootstrap banner (workspace id and API key) in:\n${out}`);
+  return { owner, key };
+}

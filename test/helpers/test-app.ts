@@ -56,6 +56,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     PLAYLINE_ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     PLAYLINE_LOG_LEVEL: 'silent',
     PLAYLINE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+    // Slicers are simulated unless a test asks for ffmpeg ones.
+    PLAYLINE_SLICER_PROVISIONER: 'simulated',
+    // Route tests start schedules on content that is not live; the real publisher is opted into.
+    PLAYLINE_PUBLISHER: 'simulated',
     ...(storage.databaseUrl ? { PLAYLINE_DATABASE_URL: storage.databaseUrl } : {}),
     ...options.env,
   });

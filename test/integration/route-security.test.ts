@@ -8,6 +8,8 @@ import { recordRoutes, routesOf } from '../../src/platform/http/route-table.js';
 import type { App } from '../../src/platform/http/types.js';
 import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
 import { routeSecurityProblems, type OtherWorkspaceCases } from '../helpers/route-security.js';
+import { eventually } from '../helpers/eventually.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
 
 /**
  * Every registered route, from the route table: declared auth policy, 401 unsigned or with a
@@ -16,12 +18,17 @@ import { routeSecurityProblems, type OtherWorkspaceCases } from '../helpers/rout
  */
 describe('route security, for every route of the app', () => {
   let t: TestApp;
+  let receiver: LocalReceiver;
   let n = 0;
   const unique = (prefix: string) => `${prefix}-${++n}`;
   before(async () => {
     t = await createTestApp({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await receiver.close();
+  });
 
   /** What workspace B owns, made through B's own signed client. */
   const cases = (): OtherWorkspaceCases => {
@@ -116,6 +123,18 @@ describe('route security, for every route of the app', () => {
     const mediaTools = t.runtime.assets.tools()?.available === true;
     const asset = async () => (mediaTools ? (await b.assets.upload(Readable.from([Buffer.from('not media, but an upload')]))).id : 'f'.repeat(32));
     const assetStatus = mediaTools ? {} : { status: 503 as const };
+    // A delivery attempt in B's log: B's callback gets one of B's error reports.
+    const deliveryAttempt = async () => {
+      await b.errorReporting.putSettings({ callback_url: receiver.url });
+      const before = (await b.errorReporting.listAttempts()).total_items;
+      t.runtime.errorReports.submit({ owner: t.other.workspace.id, url: 'https://edge.example.com/b.m3u8', ip: '203.0.113.2', code: 403, ua: 'P', msg: 'm', timestamp: 1_763_719_200, errorCode: 104 });
+      await eventually(async () => (await b.errorReporting.listAttempts()).total_items > before, 'B\'s attempt logged');
+      return { attempt_id: (await b.errorReporting.listAttempts()).items[0]?.id ?? '' };
+    };
+    const errorReportingCases = {
+      'GET /api/v4/error-reporting/attempts/:attempt_id': { params: deliveryAttempt },
+      'POST /api/v4/error-reporting/attempts/:attempt_id/resend': { params: deliveryAttempt },
+    };
     const assetCases = {
       'GET /api/v4/assets/:id': { params: async () => ({ id: await asset() }), ...assetStatus },
       'PATCH /api/v4/assets/:id': { params: async () => ({ id: await asset() }), body: { title: 'taken over' }, ...assetStatus },
@@ -125,12 +144,14 @@ describe('route security, for every route of the app', () => {
     return {
       'GET /api/v4/workspaces/:workspace_id': { params: async () => ({ workspace_id: t.other.workspace.id }), status: 403 },
       'GET /api/v4/workspace/keys/:key_id': { params: async () => ({ key_id: t.other.key.id }) },
+      'DELETE /api/v4/workspace/keys/:key_id': { params: async () => ({ key_id: (await t.newKey(t.other.workspace.id)).id }) },
       'GET /api/v4/monitoring/vod-stats/owner-summary/:workspace_id': { params: async () => ({ workspace_id: t.other.workspace.id }), status: 403 },
       'GET /api/v4/monitoring/vod-stats/:asset_id': { params: async () => ({ asset_id: await statsAsset() }) },
       ...slicerCases,
       ...syndicationCases,
       ...playbackCases,
       ...assetCases,
+      ...errorReportingCases,
     };
   };
 

@@ -13,7 +13,8 @@ import { AssetRepository } from './assets.repository.js';
 import { AssetService } from './assets.service.js';
 import { MediaLibrary } from './media-library.js';
 import { parseLadder } from './packaging-plan.js';
-import { PackagingRunner, type RunnerLog } from './packaging-runner.js';
+import { PackagingRunner } from './packaging-runner.js';
+import type { RunnerLog } from '../../platform/leased-work.js';
 
 export interface AssetsDeps {
   config: Config;

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
+import { decodeTimeIdCursor, encodeCursor } from '../../platform/http/cursor.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { AssetState } from './assets.schema.js';
@@ -80,12 +81,12 @@ export class AssetService {
    */
   async list(owner: string, page: AssetPageRequest): Promise<AssetPage> {
     const { limit } = page;
-    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+    const after = page.cursor === undefined ? undefined : decodeAssetCursor(page.cursor);
     const { items, total } = await this.deps.store.list(owner, { state: page.state }, limit === undefined ? undefined : limit + 1, after);
     if (limit === undefined) return { items, total, nextCursor: undefined };
     const shown = items.slice(0, limit);
     const last = shown.at(-1);
-    const nextCursor = items.length > limit && last ? Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url') : undefined;
+    const nextCursor = items.length > limit && last ? encodeCursor([last.createdAt, last.id]) : undefined;
     return { items: shown, total, nextCursor };
   }
 
@@ -124,15 +125,7 @@ export class AssetService {
 
 const notFound = (assetId: string) => new AppError('not_found', `No asset ${assetId}`);
 
-function decodeCursor(cursor: string): AssetCursor {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    value = undefined;
-  }
-  if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string') {
-    return { createdAt: value[0] as number, id: value[1] };
-  }
-  throw new AppError('validation_failed', 'Invalid cursor', { errors: [{ path: '/cursor', message: 'is not a cursor this list returned' }] });
+function decodeAssetCursor(cursor: string): AssetCursor {
+  const { time, id } = decodeTimeIdCursor(cursor);
+  return { createdAt: time, id };
 }

@@ -1,14 +1,8 @@
 import type { Clock } from '../../platform/clock.js';
+import { keepLease, LeasedWork, type RunnerLog } from '../../platform/leased-work.js';
 import type { AssetPackager, PackagingOutcome } from './asset-packager.js';
 import type { AssetJobStore, ClaimedJob, LeaseFence } from './asset-store.js';
 import type { MediaLibrary } from './media-library.js';
-
-/** The few logger methods the runner uses (pino's Logger fits). */
-export interface RunnerLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 export interface PackagingRunnerOptions {
   store: AssetJobStore;
@@ -32,13 +26,6 @@ export interface PackagingRunnerOptions {
   onFailed?: () => void;
 }
 
-interface RunningJob {
-  controller: AbortController;
-  /** Set when the asset was deleted here: its files go, nothing is recorded. */
-  cancelled: boolean;
-  done: Promise<void>;
-}
-
 /**
  * Packages uploaded assets in the background, at most `concurrency` at once. A job is claimed
  * under a lease (renewed while ffmpeg runs; fenced by its attempt number); every attempt starts
@@ -49,111 +36,62 @@ interface RunningJob {
  */
 export class PackagingRunner {
   private readonly maxAttempts: number;
-  private readonly running = new Map<string, RunningJob>();
-  private started = false;
-  private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private cancelPoll: (() => void) | undefined;
+  private readonly work: LeasedWork<ClaimedJob>;
+  /** Assets deleted here while their job runs: their files go, nothing is recorded. */
+  private readonly cancelled = new Set<string>();
 
   constructor(private readonly options: PackagingRunnerOptions) {
     this.maxAttempts = options.maxAttempts ?? 3;
+    const { store, clock, ownerId, leaseMs } = options;
+    this.work = new LeasedWork<ClaimedJob>({
+      clock,
+      log: options.log,
+      noun: 'packaging job',
+      concurrency: options.concurrency,
+      leaseMs,
+      pollMs: options.pollMs,
+      claim: () => store.claimNext({ owner: ownerId, now: clock.now(), leaseMs }),
+      keyOf: (job) => job.assetId,
+      run: (job, controller) => this.execute(job, controller).finally(() => this.cancelled.delete(job.assetId)),
+      ...(options.exclusive ? { releaseHeld: () => store.releaseLeases(clock.now()) } : {}),
+      resumedMessage: 'packaging again the assets interrupted by the previous shutdown',
+    });
   }
 
-  async start(): Promise<void> {
-    if (this.started) return;
-    this.started = true;
-    const released = this.options.exclusive ? await this.options.store.releaseLeases(this.options.clock.now()) : 0;
-    if (released > 0) this.options.log.warn({ jobs: released }, 'packaging again the assets interrupted by the previous shutdown');
-    this.notify();
+  start(): Promise<void> {
+    return this.work.start();
   }
 
   /** Looks for work now (after an upload). */
   notify(): void {
-    if (!this.started || this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      this.schedulePoll();
-    });
+    this.work.notify();
   }
 
   /** Looks for work now and resolves once this look is over (an upload answers with the state that follows). */
-  async claimNow(): Promise<void> {
-    this.notify();
-    await this.pumping;
+  claimNow(): Promise<void> {
+    return this.work.claimNow();
   }
 
   /** Jobs this instance is packaging right now. */
   runningCount(): number {
-    return this.running.size;
+    return this.work.size;
   }
 
   /** Stops packaging an asset that was deleted (if this instance packages it) and waits until it stopped. */
   async cancel(assetId: string): Promise<void> {
-    const job = this.running.get(assetId);
+    const job = this.work.get(assetId);
     if (!job) return;
-    job.cancelled = true;
+    this.cancelled.add(assetId);
     job.controller.abort();
     await job.done;
   }
 
   /** Claims nothing more, stops running ffmpeg processes and gives their jobs back to the queue. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.cancelPoll?.();
-    this.cancelPoll = undefined;
-    await this.pumping;
-    const running = [...this.running.values()];
-    for (const job of running) job.controller.abort();
-    await Promise.all(running.map((j) => j.done));
+  stop(): Promise<void> {
+    return this.work.stop();
   }
 
-  private async pump(): Promise<void> {
-    do {
-      this.pumpAgain = false;
-      while (!this.stopping && this.running.size < this.options.concurrency) {
-        let claimed: ClaimedJob | undefined;
-        try {
-          claimed = await this.options.store.claimNext({ owner: this.options.ownerId, now: this.options.clock.now(), leaseMs: this.options.leaseMs });
-        } catch (err) {
-          this.options.log.error({ err }, 'could not claim a packaging job; retrying soon');
-          this.schedulePoll(this.options.pollMs ?? 1_000);
-          return;
-        }
-        if (!claimed) break;
-        this.launch(claimed);
-      }
-    } while (this.pumpAgain && !this.stopping);
-  }
-
-  private schedulePoll(ms: number | null = this.options.pollMs): void {
-    if (this.stopping || this.cancelPoll || ms === null) return;
-    this.cancelPoll = this.options.clock.setTimer(() => {
-      this.cancelPoll = undefined;
-      this.notify();
-    }, ms);
-  }
-
-  private launch(job: ClaimedJob): void {
-    const entry: RunningJob = { controller: new AbortController(), cancelled: false, done: Promise.resolve() };
-    entry.done = this.execute(job, entry)
-      .catch((err: unknown) => {
-        // The job keeps its lease until it expires, then is packaged again: nothing hangs.
-        this.options.log.error({ err, assetId: job.assetId }, 'packaging bookkeeping failed; the job will be taken up again');
-        this.schedulePoll(this.options.leaseMs);
-      })
-      .finally(() => {
-        this.running.delete(job.assetId);
-        this.notify();
-      });
-    this.running.set(job.assetId, entry);
-  }
-
-  private async execute(job: ClaimedJob, entry: RunningJob): Promise<void> {
+  private async execute(job: ClaimedJob, controller: AbortController): Promise<void> {
     const { store, files, clock, log } = this.options;
     const { assetId, workspaceId: owner } = job;
     const fence: LeaseFence = { owner: this.options.ownerId, attempt: job.attempts };
@@ -172,9 +110,15 @@ export class PackagingRunner {
     }
 
     let leaseLost = false;
-    const renewal = this.keepLease(assetId, fence, () => {
-      leaseLost = true;
-      entry.controller.abort();
+    const renewal = keepLease({
+      clock,
+      leaseMs: this.options.leaseMs,
+      renew: (until) => store.renewLease(assetId, fence, until),
+      onLost: () => {
+        leaseLost = true;
+        controller.abort();
+      },
+      onError: (err) => log.warn({ err, assetId }, 'could not renew a packaging lease'),
     });
     let progressWrites = Promise.resolve();
     let outcome: PackagingOutcome;
@@ -183,7 +127,7 @@ export class PackagingRunner {
         assetId,
         source: files.sourcePath(owner, assetId),
         ...attempt,
-        signal: entry.controller.signal,
+        signal: controller.signal,
         onProgress: (percent) => {
           progressWrites = progressWrites
             .then(() => store.setProgress(assetId, fence, percent, clock.now()))
@@ -198,14 +142,15 @@ export class PackagingRunner {
     }
     await progressWrites;
 
-    if (entry.cancelled || leaseLost) {
+    const cancelled = this.cancelled.has(assetId);
+    if (cancelled || leaseLost) {
       // Deleted (here or on another instance): its files go. Taken over: the new holder owns them.
-      if (entry.cancelled || !(await store.exists(assetId))) await files.removeAll(owner, assetId);
+      if (cancelled || !(await store.exists(assetId))) await files.removeAll(owner, assetId);
       else log.warn(context, 'lost the lease of a packaging job; another instance carries it on');
       return;
     }
     if (outcome.kind === 'aborted') {
-      if (this.stopping) {
+      if (this.work.stopping) {
         await files.removeOutputs(owner, assetId);
         await store.releaseLease(assetId, fence, clock.now());
         return;
@@ -239,34 +184,5 @@ export class PackagingRunner {
     // A failed asset keeps nothing on disk: neither the upload nor partial output.
     await this.options.files.removeAll(job.workspaceId, job.assetId);
     this.options.log.warn({ assetId: job.assetId, owner: job.workspaceId, reason }, 'asset packaging failed');
-  }
-
-  /** Renews the lease every third of its length until stopped; calls `onLost` once it was taken or deleted. */
-  private keepLease(assetId: string, fence: LeaseFence, onLost: () => void): { stop(): void } {
-    const { clock, store, leaseMs, log } = this.options;
-    let stopped = false;
-    let cancel: (() => void) | undefined;
-    const schedule = (): void => {
-      if (stopped) return;
-      cancel = clock.setTimer(() => {
-        store
-          .renewLease(assetId, fence, clock.now() + leaseMs)
-          .then((kept) => {
-            if (kept) schedule();
-            else if (!stopped) onLost();
-          })
-          .catch((err: unknown) => {
-            log.warn({ err, assetId }, 'could not renew a packaging lease');
-            schedule();
-          });
-      }, Math.max(1, Math.floor(leaseMs / 3)));
-    };
-    schedule();
-    return {
-      stop: () => {
-        stopped = true;
-        cancel?.();
-      },
-    };
   }
 }

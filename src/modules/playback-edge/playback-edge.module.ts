@@ -23,6 +23,7 @@ import { PlaybackSessionService, type SessionRequestKind } from './playback-sess
 import { RedisSingleUseGuard } from './redis-single-use-guard.js';
 import type { RefusalLimitSettings } from './refusal-limit.js';
 import { SessionFirsts } from './session-firsts.js';
+import { FileLiveLibrary, type LiveLibrary } from './live-library.js';
 import { SessionTokens } from './session-token.js';
 import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js';
 
@@ -59,6 +60,8 @@ export interface PlaybackEdgeOverrides {
   newSecret?: () => string;
   /** The packaged media (default: files under the media root). */
   library?: MediaLibrary;
+  /** The slicers' live output (default: files under the media root). */
+  live?: LiveLibrary;
 }
 
 export interface PlaybackEdge {
@@ -173,6 +176,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     ...(overrides.newSecret ? { newSecret: overrides.newSecret } : {}),
   });
   const library = overrides.library ?? new FileMediaLibrary({ root: mediaRootOf(deps.config), clock, onError });
+  const live = overrides.live ?? new FileLiveLibrary(mediaRootOf(deps.config));
   const tokens = new SessionTokens(box.deriveKey('playback-session-token'));
   const refusals = new PlaybackRefusals({ ids, directory, library, events, onError });
   const { sessions: pbsGuard, drmSignatures, memoryGuards } = singleUseGuards(deps);
@@ -184,6 +188,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     ids,
     directory,
     library,
+    live,
     drm,
     adDecisions: overrides.adDecisions ?? new SimulatedAdDecisionServer(clock),
     sessions: pbsGuard,
@@ -201,6 +206,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
   const sessions = new PlaybackSessionService({
     clock,
     library,
+    live,
     tokens,
     events,
     firsts: new SessionFirsts(),

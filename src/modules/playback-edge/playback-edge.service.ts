@@ -3,6 +3,8 @@ import type { IdGenerator } from '../../platform/ids.js';
 import { decideWithin, type AdDecisionServer } from './ad-decision.js';
 import type { CmcdSignals } from './cmcd.js';
 import type { DrmProvider } from './drm-provider.js';
+import type { LiveLibrary } from './live-library.js';
+import { liveMultivariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import type { PlaybackDirectory } from './playback-catalog.js';
 import type { PlaybackEventSink } from './playback-events.js';
@@ -37,6 +39,8 @@ export interface PlaybackEdgeDeps {
   ids: IdGenerator;
   directory: PlaybackDirectory;
   library: MediaLibrary;
+  /** Live output of managed slicers: what `/play/event/<slicer id>.m3u8` plays. */
+  live?: LiveLibrary;
   drm: DrmProvider;
   adDecisions: AdDecisionServer;
   sessions: SingleUseGuard;
@@ -89,15 +93,17 @@ export class PlaybackEdgeService {
     }
     const grant: SessionGrant = {
       owner: checked.owner,
-      library: checked.asset.owner,
+      library: checked.content.kind === 'asset' ? checked.content.asset.owner : checked.content.live.owner,
       assetId: call.contentId,
       session,
       requestedAt: ts,
       expiresAt: Number(query.params.get('exp')),
       plan: checked.plan,
       ...(ads && ads.assets.length > 0 ? { ads: { assetIds: ads.assets.map((a) => a.assetId), latencyMs: ads.latencyMs } } : {}),
+      ...(checked.content.kind === 'live' ? { live: true } : {}),
     };
-    const playlist = multivariantOf(this.deps.tokens.sign(grant), grant, checked.asset, ads?.assets ?? []);
+    const token = this.deps.tokens.sign(grant);
+    const playlist = checked.content.kind === 'live' ? liveMultivariantOf(token, checked.content.live.index) : multivariantOf(token, grant, checked.content.asset, ads?.assets ?? []);
     this.deps.events.emit([{ type: 'request', owner: checked.owner, asset_id: call.contentId, session_id: session, ts }]);
     this.deps.onOutcome?.(null);
     return { ok: true, playlist, owner: checked.owner, session };

@@ -1,13 +1,15 @@
 import type { Clock } from '../../platform/clock.js';
 import type { CmcdSignals } from './cmcd.js';
 import type { EdgeEvent } from './edge-events.js';
+import type { LiveLibrary } from './live-library.js';
+import { liveFileKind, liveVariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
 import type { PlaybackRefusals, ViewerCall } from './playback-refusals.js';
 import type { SessionFirsts } from './session-firsts.js';
-import { fileKindOf, parseSessionPath, variantOf } from './session-media.js';
+import { fileKindOf, parseSessionPath, variantOf, type SessionPath } from './session-media.js';
 import type { SessionGrant, SessionTokens } from './session-token.js';
 
 /** A request under a session's path: `/play/s/<token>/<path>`. */
@@ -30,12 +32,15 @@ const kindOf = (path: string): SessionRequestKind => {
 };
 
 export type SessionAnswer =
-  | { kind: 'playlist'; text: string }
+  /** `live`: a live playlist, rewritten from the slicer's output on each request (never cached). */
+  | { kind: 'playlist'; text: string; live?: boolean }
   | {
       kind: 'file';
       /** The asset's directory and the file in it (a path its manifest names). */
       dir: string;
       file: string;
+      /** Cache-Control of the file when not the default (immutable). */
+      cacheControl?: string;
       /** Call once the file is being sent (200/206): emits the session's first start or ad. */
       served(): void;
       /** Call when the file is not on disk any more (the asset was deleted meanwhile): its refusal. */
@@ -53,6 +58,8 @@ export interface SessionRefused {
 export interface PlaybackSessionDeps {
   clock: Clock;
   library: MediaLibrary;
+  /** Live output of managed slicers (sessions of live events). */
+  live?: LiveLibrary;
   tokens: SessionTokens;
   events: PlaybackEventSink;
   firsts: SessionFirsts;
@@ -92,6 +99,7 @@ export class PlaybackSessionService {
     }
     const path = parseSessionPath(call.path);
     if (path instanceof PlaybackFailure) return this.refuse(call, grant, 'unknown', path, ts);
+    if (grant.live) return this.serveLive(call, grant, path, ts);
     const content = await this.deps.library.find(grant.library, grant.assetId);
     if (!content) return this.refuse(call, grant, kindOf(call.path), failure(999, 404, `asset ${grant.assetId.slice(0, 64)} is no longer in the library`), ts);
     if (path.kind === 'variant') return this.variant(call, grant, content, path.rendition, ts);
@@ -100,6 +108,37 @@ export class PlaybackSessionService {
     const ad = adId === undefined ? undefined : await this.deps.library.find(grant.owner, adId);
     if (!ad) return this.refuse(call, grant, 'ad', failure(999, 404, `this session has no ad ${path.index} (or it left the library)`), ts);
     return this.file(call, grant, ad, path.file, ts, 'ad');
+  }
+
+  /** A live event's session: the slicer's media playlists as they are now, and the files of its window. */
+  private async serveLive(call: SessionCall, grant: SessionGrant, path: SessionPath, ts: number): Promise<SessionAnswer> {
+    const live = this.deps.live;
+    const event = grant.assetId.slice(0, 64);
+    if (path.kind === 'variant') {
+      const playlist = await live?.playlist(grant.library, grant.assetId, path.rendition);
+      if (playlist === undefined) return this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts);
+      if (call.method === 'GET' && this.deps.firsts.first(grant.owner, grant.session, 'manifest')) {
+        this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
+      }
+      this.deps.onOutcome?.('variant', null);
+      return { kind: 'playlist', text: liveVariantOf(playlist), live: true };
+    }
+    const fileKind = path.kind === 'content' ? liveFileKind(path.file) : undefined;
+    if (!live || path.kind !== 'content' || fileKind === undefined) return this.refuse(call, grant, kindOf(call.path), failure(999, 404, 'no such file in this live session'), ts);
+    return {
+      kind: 'file',
+      dir: live.dirOf(grant.library, grant.assetId),
+      file: path.file,
+      // The init segment is written again when the slicer restarts with another configuration.
+      ...(fileKind === 'init' ? { cacheControl: 'no-cache' } : {}),
+      served: () => {
+        this.deps.onOutcome?.('content', null);
+        if (call.method !== 'GET' || fileKind !== 'segment' || !this.deps.firsts.first(grant.owner, grant.session, 'start')) return;
+        const now = this.deps.clock.now();
+        this.emit(grant, { type: 'start', startup_ms: Math.max(0, now - grant.requestedAt) }, now);
+      },
+      gone: () => this.refuse(call, grant, 'content', failure(999, 404, `${path.file.slice(0, 128)} has left the live window`), ts),
+    };
   }
 
   private async variant(call: SessionCall, grant: SessionGrant, content: PackagedAsset, name: string, ts: number): Promise<SessionAnswer> {

@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { signaturesEqual } from '../../platform/auth/v4-signature.js';
 import type { DrmProvider } from './drm-provider.js';
+import type { LiveLibrary, LiveWindow } from './live-library.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import { adConfigProblems, type AdConfig, type PlaybackDirectory } from './playback-catalog.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
@@ -25,8 +26,11 @@ export interface PlaybackRequest {
 /** A URL that passed every check: what to play, for whom. */
 export interface ValidPlayback {
   owner: string;
-  /** The packaged asset to play (from the library of `coid` when given, else of `owner`). */
-  asset: PackagedAsset;
+  /**
+   * What to play (from the library of `coid` when given, else of `owner`): a packaged asset,
+   * or a live event's window (a managed slicer's live output).
+   */
+  content: PlayContent;
   /** The URL's options that shape the segment list, checked against every rendition. */
   plan: SessionPlan;
   options: PlaybackOptions;
@@ -37,10 +41,14 @@ export interface ValidPlayback {
   claims: SingleUseClaim[];
 }
 
+export type PlayContent = { kind: 'asset'; asset: PackagedAsset } | { kind: 'live'; live: LiveWindow };
+
 export interface PlaybackCheckDeps {
   clock: Clock;
   directory: PlaybackDirectory;
   library: MediaLibrary;
+  /** Live output of managed slicers (live events); without it no live event plays. */
+  live?: LiveLibrary;
   drm: DrmProvider;
   /** Playback sessions (`pbs`) already used. */
   sessions: SingleUseGuard;
@@ -120,11 +128,24 @@ async function claimAll(wanted: readonly SingleUseWanted[], expiresAt: number): 
 
 /**
  * The content plan: the packaged asset from the library and the URL's options applied to every
- * rendition's segments (117, 123-126), or for a live event its window checks (115, 117) and then
- * 999/404, since live events have no output the edge could serve yet.
+ * rendition's segments (117, 123-126), or for a live event its window checks (115, 117) and
+ * then the slicer's live window (999/404 while the slicer has written none).
  */
-async function contentOf(req: PlaybackRequest, options: PlaybackOptions, library: string, now: number, media: MediaLibrary): Promise<{ asset: PackagedAsset; plan: SessionPlan } | PlaybackFailure> {
-  if (req.kind === 'event') return checkEventWindow(now, options) ?? failure(999, 404, `live event ${req.contentId.slice(0, 64)} has no live output to play`);
+async function contentOf(
+  req: PlaybackRequest,
+  options: PlaybackOptions,
+  library: string,
+  now: number,
+  media: MediaLibrary,
+  live: LiveLibrary | undefined,
+): Promise<{ content: PlayContent; plan: SessionPlan } | PlaybackFailure> {
+  if (req.kind === 'event') {
+    const windowProblem = checkEventWindow(now, options);
+    if (windowProblem) return windowProblem;
+    const found = await live?.find(library, req.contentId);
+    if (!found) return failure(999, 404, `live event ${req.contentId.slice(0, 64)} has no live output to play`);
+    return { content: { kind: 'live', live: found }, plan: sessionPlanOf(options) };
+  }
   const asset = await media.find(library, req.contentId);
   if (!asset) return failure(999, 404, `asset ${req.contentId.slice(0, 64)} is not in the library (or not packaged yet)`);
   const plan = sessionPlanOf(options);
@@ -132,7 +153,7 @@ async function contentOf(req: PlaybackRequest, options: PlaybackOptions, library
     const range = planSegments(rendition.segments.map((s) => s.duration_s), asset.manifest.duration_s, plan);
     if (range instanceof PlaybackFailure) return range;
   }
-  return { asset, plan };
+  return { content: { kind: 'asset', asset }, plan };
 }
 
 /**
@@ -167,7 +188,7 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
     if (shared && !shared.sharedWith.includes(owner)) return failure(102, 403, 'the content is private and not shared with this workspace');
   }
 
-  const content = await contentOf(req, options, contentOwner ?? owner, now, deps.library);
+  const content = await contentOf(req, options, contentOwner ?? owner, now, deps.library, deps.live);
   if (content instanceof PlaybackFailure) return content;
 
   const drmName = p.get('drm');
@@ -203,5 +224,5 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
 
   const targeting: Record<string, string> = {};
   for (const [name, value] of p) if (name.startsWith('ad.')) targeting[name.slice(3)] = value;
-  return { owner, asset: content.asset, plan: content.plan, options, adConfig, targeting, claims };
+  return { owner, content: content.content, plan: content.plan, options, adConfig, targeting, claims };
 }

@@ -38,6 +38,8 @@ export const SessionGrantSchema = Type.Object(
     expiresAt: Type.Integer({ minimum: 0 }),
     plan: SessionPlanSchema,
     /** Preroll ads: assets of `owner`'s library, in play order, and how long the ad decision took. */
+    /** Set when the content is a live event (a managed slicer's live window; `assetId` names the slicer). */
+    live: Type.Optional(Type.Literal(true)),
     ads: Type.Optional(Type.Object({ assetIds: Type.Array(Id, { minItems: 1, maxItems: 10 }), latencyMs: Type.Number({ minimum: 0 }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },

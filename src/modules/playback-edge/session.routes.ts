@@ -48,7 +48,7 @@ async function sendFile(request: SessionRequest, reply: FastifyReply, answer: Ex
   const result = await send(request.raw, `/${answer.file}`, { root: answer.dir, index: false, dotfiles: 'deny', cacheControl: false, contentType: false, acceptRanges: true });
   if (result.type === 'file') {
     if (result.statusCode === 200 || result.statusCode === 206) answer.served();
-    reply.code(result.statusCode).headers(result.headers).header('cache-control', IMMUTABLE);
+    reply.code(result.statusCode).headers(result.headers).header('cache-control', answer.cacheControl ?? IMMUTABLE);
     if (result.statusCode !== 304) reply.type(MP4);
     return reply.send(result.stream);
   }
@@ -86,7 +86,7 @@ export async function sessionRoutes(app: App, sessions: PlaybackSessionService, 
         cmcd: cmcdSignals(splitCmcdQuery(rawQueryOf(request)).cmcd, request.headers),
       });
       if (answer.kind === 'refused') return sendRefusal(request, reply, answer.failure, answer.throttled);
-      if (answer.kind === 'playlist') return reply.header('cache-control', PLAYLIST_CACHE).type(HLS_CONTENT_TYPE).send(answer.text);
+      if (answer.kind === 'playlist') return reply.header('cache-control', answer.live ? 'no-store' : PLAYLIST_CACHE).type(HLS_CONTENT_TYPE).send(answer.text);
       return sendFile(request, reply, answer);
     },
   });

@@ -37,5 +37,5 @@ export function createVodStats(deps: VodStatsDeps): VodStats {
   const backend: Omit<VodStats, 'service' | 'admin' | 'admission'> = deps.cluster ? createClusterStats(deps, deps.cluster) : createEmbeddedStats(deps);
   const admission = new IngestAdmission(deps.config.ingestMaxBytesInFlight);
   registerAdmissionMetrics(deps.metrics.registry, admission);
-  return { ...backend, service: new VodStatsService(backend.store), admin: new StatsAdminService(backend.rebuild), admission };
+  return { ...backend, service: new VodStatsService(backend.store, deps.clock), admin: new StatsAdminService(backend.rebuild), admission };
 }

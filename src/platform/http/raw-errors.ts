@@ -60,6 +60,6 @@ export function onClientError(log: FastifyBaseLogger): (err: NodeJS.ErrnoExcepti
  */
 export function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const problem = toProblem(error, request.id);
-  request.log.info({ code: problem.code, status: problem.status }, 'request refused');
+  request.log.debug({ code: problem.code, status: problem.status }, 'request refused');
   void reply.code(problem.status).header('x-request-id', request.id).type(PROBLEM_CONTENT_TYPE).send(problem);
 }
