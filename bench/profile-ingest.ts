@@ -5,14 +5,15 @@
  * the server's start is not in it); prints where the server's CPU went by function (self time),
  * per event. The profile (.cpuprofile, for Chrome DevTools) is kept in BENCH_PROFILE_DIR
  * (default a temp dir). BENCH_PROFILE=get profiles the signed single-asset GET instead;
- * BENCH_PROFILE_LEVEL=warn sets the log level first.
+ * BENCH_PROFILE_LEVEL=warn sets the log level first; BENCH_PROFILE=bare profiles the bare route, the
+ * GET's baseline, under the same load.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
 import { ingestBodies } from './ingest.bench.js';
-import { load, startBenchServer } from './lib/http-load.js';
+import { load, startBenchServer, type LoadResult } from './lib/http-load.js';
 
 interface ProfileNode {
   id: number;
@@ -30,33 +31,43 @@ const dir = process.env.BENCH_PROFILE_DIR ?? join(tmpdir(), `playline-profile-${
 mkdirSync(dir, { recursive: true });
 const what = process.env.BENCH_PROFILE ?? 'ingest';
 
-const app = await startBenchServer(server, { BENCH_SERVER: 'app' });
+const app = await startBenchServer(server, { BENCH_SERVER: what === 'bare' ? 'bare' : 'app' });
 const file = join(dir, `${what}-${Date.now()}.cpuprofile`);
 // BENCH_PROFILE_LEVEL=warn: the same with access lines off.
 if (process.env.BENCH_PROFILE_LEVEL) await app.command('level', process.env.BENCH_PROFILE_LEVEL);
-const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
-if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
-const [owner, key] = [creds[1], creds[2]];
-const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));
-const signed = (path: string) => `${path}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
-let result;
-if (what === 'get') {
-  const asset = '0'.repeat(32);
-  await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"s"}`, headers: { 'content-type': 'application/x-ndjson' } });
-  const url = `${app.url}${signed(`/api/v4/monitoring/vod-stats/${asset}`)}`;
-  await load({ url, durationS: 2 });
+/** Runs the load twice, profiling the second run (the first warms up), and returns its figures. */
+const profiled = async (options: Parameters<typeof load>[0]): Promise<LoadResult> => {
+  await load({ ...options, durationS: 2 });
   await app.command('cpu-start');
-  result = await load({ url });
+  const measured = await load(options);
   await app.command('cpu-stop', file);
-  process.stdout.write(`single-asset GET: ${Math.round(result.requestsPerSec)} req/s\n`);
+  return measured;
+};
+
+const credentials = (): { owner: string; key: string } => {
+  const creds = /CREDENTIALS (\S+) (\S+)/.exec(app.output());
+  if (!creds?.[1] || !creds[2]) throw new Error('bench server printed no credentials');
+  return { owner: creds[1], key: creds[2] };
+};
+
+let result: LoadResult;
+if (what === 'bare') {
+  result = await profiled({ url: `${app.url}/bare` });
+  process.stdout.write(`bare route: ${Math.round(result.requestsPerSec)} req/s\n`);
 } else {
-  const bodies = ingestBodies(owner, 8, 1000);
-  const requests = bodies.map((body) => ({ method: 'POST', path: signed('/api/v4/monitoring/events'), body, headers: { 'content-type': 'application/x-ndjson' } }));
-  await load({ url: app.url, connections: 4, requests, durationS: 2 });
-  await app.command('cpu-start');
-  result = await load({ url: app.url, connections: 4, requests });
-  await app.command('cpu-stop', file);
-  process.stdout.write(`ingest: ${Math.round(result.requestsPerSec * 1000)} events/s (${Math.round(result.requestsPerSec)} batches/s)\n`);
+  const { owner, key } = credentials();
+  const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));
+  const signed = (path: string) => `${path}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
+  if (what === 'get') {
+    const asset = '0'.repeat(32);
+    await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"s"}`, headers: { 'content-type': 'application/x-ndjson' } });
+    result = await profiled({ url: `${app.url}${signed(`/api/v4/monitoring/vod-stats/${asset}`)}` });
+    process.stdout.write(`single-asset GET: ${Math.round(result.requestsPerSec)} req/s\n`);
+  } else {
+    const requests = ingestBodies(owner, 8, 1000).map((body) => ({ method: 'POST', path: signed('/api/v4/monitoring/events'), body, headers: { 'content-type': 'application/x-ndjson' } }));
+    result = await profiled({ url: app.url, connections: 4, requests });
+    process.stdout.write(`ingest: ${Math.round(result.requestsPerSec * 1000)} events/s (${Math.round(result.requestsPerSec)} batches/s)\n`);
+  }
 }
 await app.stop();
 
@@ -76,8 +87,8 @@ for (const [id, t] of self) {
   byFunction.set(name, (byFunction.get(name) ?? 0) + t);
 }
 const requests = result.requestsPerSec * Number(process.env.BENCH_DURATION_S ?? 5);
-const unit = what === 'get' ? 'request' : 'event';
-const per = what === 'get' ? requests : requests * 1000;
+const unit = what === 'ingest' ? 'event' : 'request';
+const per = what === 'ingest' ? requests * 1000 : requests;
 process.stdout.write(`profile ${file}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / per).toFixed(2)} us per ${unit} (whole run)\n`);
 for (const [name, t] of [...byFunction.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 40))) {
   process.stdout.write(`  ${((t / busy) * 100).toFixed(1).padStart(5)} %  ${(t / per).toFixed(3)} us/${unit}  ${name}\n`);

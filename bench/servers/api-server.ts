@@ -47,7 +47,9 @@ if (kind === 'static') {
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   announce(`READY ${url}`);
 } else if (kind === 'bare') {
-  serveCommands(cpuCommand);
+  // The baseline can be profiled too (BENCH_PROFILE=bare in bench/profile-ingest.ts), to set its profile beside the app's.
+  const cpu = new CpuProfile();
+  serveCommands({ ...cpuCommand, 'cpu-start': () => cpu.start(), 'cpu-stop': (file) => cpu.stop(String(file)) });
   const app = Fastify({ logger: false });
   const playlistOf = process.env.BENCH_BARE_PLAYLIST;
   if (playlistOf) {

@@ -53,7 +53,14 @@ export class FfmpegPackager implements AssetPackager {
   async package(job: PackagingJob): Promise<PackagingOutcome> {
     const { ffmpeg, ffprobe } = this.options.tools;
     const hide = (text: string) => text.replaceAll(`file:${job.source}`, 'the upload').replaceAll(job.source, 'the upload').replaceAll(job.workDir, '<output>');
-    const record = (pid: number) => void writeProcessMarker(job.markerFile, pid, job.workDir).catch(() => undefined);
+    // Without a marker, a process left by a killed server is found by its work directory alone: not fatal.
+    const record = (pid: number) => {
+      try {
+        writeProcessMarker(job.markerFile, pid, job.workDir);
+      } catch {
+        // left to the next attempt's clean-up of the work directory
+      }
+    };
 
     const probe = await probeFile(ffprobe, job.source, job.signal);
     if (!probe.ok) return probe.aborted ? { kind: 'aborted' } : { kind: 'failed', reason: `Not a media file that can be read (${hide(probe.reason)})` };

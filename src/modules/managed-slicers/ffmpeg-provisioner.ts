@@ -286,7 +286,13 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       clock: this.options.clock,
       backoffMs: this.options.backoffMs ?? 1_000,
       maxBackoffMs: this.options.maxBackoffMs ?? 30_000,
-      onSpawn: (pid) => void writeProcessMarker(marker, pid, dir).catch((err: unknown) => this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker')),
+      onSpawn: (pid) => {
+        try {
+          writeProcessMarker(marker, pid, dir);
+        } catch (err) {
+          this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker');
+        }
+      },
       ...(this.options.onRestart ? { onRestart: this.options.onRestart } : {}),
       onExit: (result, wasLive) => {
         if (result.aborted) return;

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { killMarkedProcess, writeProcessMarker } from '../../platform/media/process-marker.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -293,7 +293,7 @@ class Push {
     const result = await (deps.run ?? runMediaProcess)(this.ffmpeg, args, {
       signal: controller.signal,
       // The output (loopback relay or the SRT/RIST address) names this push on the command line.
-      ...(marker ? { onSpawn: (pid: number) => void mkdir(dirname(marker), { recursive: true }).then(() => writeProcessMarker(marker, pid, output.at(-1) ?? '')).catch(() => undefined) } : {}),
+      ...(marker ? { onSpawn: (pid: number) => recordPush(marker, pid, output.at(-1) ?? '') } : {}),
       onStdoutLine: (line) => parser.line(line),
       stderrTailLines: 5,
       killGraceMs: 2000,
@@ -305,5 +305,15 @@ class Push {
     if (this.state === 'active' && !this.stopped) this.state = 'retrying';
     const reason = stalled ?? relay?.lastFailure ?? `ffmpeg ended: ${failureLine(result)}`;
     return scrub(reason, this.secrets);
+  }
+}
+
+/** Records a push's ffmpeg in its marker file as it spawns (see writeProcessMarker); a failure only loses the orphan clean-up. */
+function recordPush(marker: string, pid: number, tag: string): void {
+  try {
+    mkdirSync(dirname(marker), { recursive: true });
+    writeProcessMarker(marker, pid, tag);
+  } catch {
+    // the push runs all the same
   }
 }

@@ -38,8 +38,19 @@ test('an abort stops the process (SIGTERM, then SIGKILL when it ignores it)', as
   assert.equal(succeeded(result), false);
 });
 
+test('the pid is handed over as the process is spawned, before the caller gets its promise (a kill -9 then finds the marker)', async () => {
+  const pids: number[] = [];
+  const running = runMediaProcess(node, ['-e', ''], { onSpawn: (p) => pids.push(p) });
+  assert.equal(pids.length, 1, 'no turn of the event loop separates the spawn from onSpawn');
+  assert.ok((pids[0] ?? 0) > 0);
+  await running;
+  assert.equal(pids.length, 1);
+});
+
 test('an executable that does not exist is a result, not an exception', async () => {
-  const result = await runMediaProcess('/nonexistent/ffmpeg', ['-version']);
+  let spawned = false;
+  const result = await runMediaProcess('/nonexistent/ffmpeg', ['-version'], { onSpawn: () => (spawned = true) });
+  assert.equal(spawned, false, 'a command that could not start has no pid to record');
   assert.equal(succeeded(result), false);
   assert.match(String((result.spawnError as NodeJS.ErrnoException | undefined)?.code), /ENOENT/);
   assert.match(failureLine(result), /ENOENT/);

@@ -8,7 +8,7 @@ export interface MediaProcessOptions {
   onStdoutLine?: (line: string) => void;
   /** Keep the whole stdout in the result (ffprobe's JSON); off by default. */
   collectStdout?: boolean;
-  /** Called once the process runs, with its pid (to record it, e.g. for orphan clean-up). */
+  /** Called synchronously right after the process is spawned, with its pid (to record it, e.g. for orphan clean-up). */
   onSpawn?: (pid: number) => void;
   /** Lines of stderr kept for failure reasons. Default 20. */
   stderrTailLines?: number;
@@ -68,9 +68,10 @@ export function runMediaProcess(command: string, args: readonly string[], option
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.once('spawn', () => {
-      if (child.pid !== undefined) options.onSpawn?.(child.pid);
-    });
+    // The pid is known as soon as spawn() returns (undefined: the command could not start). It is
+    // handed over now, not on the 'spawn' event a turn later, so a marker recorded from it is on
+    // disk before anything else runs: a server killed right after the spawn leaves no unmarked process.
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     child.once('error', (err) => {
       spawnError = err;
     });

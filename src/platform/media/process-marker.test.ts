@@ -19,7 +19,7 @@ test('kills the recorded process when it still runs with its tag', async () => {
   const tag = join(dir, 'job-1');
   const { child, exited } = sleeper(tag);
   const file = join(dir, 'marker-1.json');
-  await writeProcessMarker(file, child.pid as number, tag);
+  writeProcessMarker(file, child.pid as number, tag);
   assert.equal(await killMarkedProcess(file), true);
   assert.equal(await exited, 'SIGKILL');
 });
@@ -28,7 +28,7 @@ test('never kills a process whose command line lacks the tag (a recycled pid), n
   const { child, exited } = sleeper('some-other-process');
   try {
     const file = join(dir, 'marker-2.json');
-    await writeProcessMarker(file, child.pid as number, join(dir, 'job-2'));
+    writeProcessMarker(file, child.pid as number, join(dir, 'job-2'));
     assert.equal(await killMarkedProcess(file), false);
     writeFileSync(file, JSON.stringify({ host: `not-${hostname()}`, pid: child.pid, tag: 'some-other-process' }));
     assert.equal(await killMarkedProcess(file), false);

@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -15,9 +16,14 @@ interface ProcessMarker {
   tag: string;
 }
 
-export async function writeProcessMarker(file: string, pid: number, tag: string): Promise<void> {
+/**
+ * Records a process in its marker file, synchronously (a few dozen bytes): called right after the
+ * spawn, so no turn of the event loop (in which the server could be killed) separates the process
+ * from its marker. Throws if the file cannot be written.
+ */
+export function writeProcessMarker(file: string, pid: number, tag: string): void {
   const marker: ProcessMarker = { host: hostname(), pid, tag };
-  await writeFile(file, JSON.stringify(marker));
+  writeFileSync(file, JSON.stringify(marker));
 }
 
 /** Whether `pid` runs (a zombie has finished) with `tag` on its command line; Linux /proc only. */
