@@ -22,8 +22,8 @@ afterEach(async () => {
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 
-const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number; maxAssets?: number } = {}) => {
-  const store = new MemoryStatsStore({ clock, ...(options.maxAssets ? { maxAssetsPerWorkspace: options.maxAssets } : {}) });
+const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number; snapshotSliceMs?: number; maxAssets?: number; store?: MemoryStatsStore } = {}) => {
+  const store = options.store ?? new MemoryStatsStore({ clock, ...(options.maxAssets ? { maxAssetsPerWorkspace: options.maxAssets } : {}) });
   const reports: PlaybackErrorReport[] = [];
   const service = new EventIngestService({
     store,
@@ -31,6 +31,7 @@ const open = async (clock: FakeClock, options: { journal?: EventJournal; snapsho
     clock,
     errorReports: { submit: (r) => reports.push(r) },
     snapshotMinBytes: options.snapshotMinBytes ?? 1 << 30,
+    ...(options.snapshotSliceMs !== undefined ? { snapshotSliceMs: options.snapshotSliceMs } : {}),
   });
   const restored = await service.restore();
   return { store, service, reports, restored };
@@ -142,10 +143,10 @@ test('a batch the journal cannot store is refused (503) and not counted', async 
 
 test('batches ingested while a snapshot is being copied are neither lost nor counted twice', async () => {
   const clock = new FakeClock(T0);
-  const first = await open(clock);
+  // The copy yields to the event loop after every line: these batches arrive in the middle of it.
+  const first = await open(clock, { snapshotSliceMs: 0 });
   const many = Array.from({ length: 3000 }, (_, i) => ({ type: 'start', asset_id: `m${i}`, session_id: `s${i}` }));
   await first.service.ingest(ndjson(...many), 'ndjson', auth);
-  // The copy yields to the event loop every 2000 lines: these batches arrive in the middle of it.
   const snapshot = first.service.snapshot();
   const during = Array.from({ length: 5 }, (_, i) =>
     first.service.ingest(ndjson({ type: 'start', asset_id: `m${i}`, session_id: `late${i}` }), 'ndjson', auth),
@@ -193,6 +194,39 @@ const copyDir = async (to: string) => {
   await cp(dir, to, { recursive: true });
   await rm(join(to, 'LOCK'), { force: true });
 };
+
+test('the snapshot copy yields by time, not by a count of lines: lines that take long each still let the event loop turn between them', async () => {
+  const clock = new FakeClock(T0);
+  let turns = 0;
+  /** Turns of the event loop seen while the copy ran: from its first line to its last. */
+  let duringCopy = 0;
+  /** A store whose snapshot lines each take at least 3 ms to produce (an asset with very many marks). */
+  class SlowLines extends MemoryStatsStore {
+    override *snapshotLines(): Iterable<string> {
+      const before = turns;
+      for (const line of super.snapshotLines()) {
+        const until = performance.now() + 3;
+        while (performance.now() < until);
+        yield line;
+      }
+      duringCopy = turns - before;
+    }
+  }
+  const store = new SlowLines({ clock });
+  const first = await open(clock, { store });
+  await first.service.ingest(ndjson(...Array.from({ length: 20 }, (_, i) => ({ type: 'start', asset_id: `m${i}`, session_id: `s${i}` }))), 'ndjson', auth);
+  let spinning = true;
+  const spin = () => {
+    turns++;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  await first.service.snapshot();
+  spinning = false;
+  // 23 lines (header, owner, 20 assets, end) of >= 3 ms each, sliced at 5 ms: a turn at least every second line.
+  assert.ok(duringCopy >= 10, `the event loop turned ${duringCopy} times during the copy`);
+  await first.service.close();
+});
 
 test('a damaged newest snapshot (truncated, or a 1e999 in it): the start restores exactly from the previous snapshot and the journal', async () => {
   const clock = new FakeClock(T0);
