@@ -22,7 +22,7 @@ afterEach(async () => {
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 
-const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number; snapshotSliceMs?: number; maxAssets?: number; store?: MemoryStatsStore } = {}) => {
+const open = async (clock: FakeClock, options: { journal?: EventJournal; snapshotMinBytes?: number; snapshotSliceMs?: number; stopwatch?: () => number; maxAssets?: number; store?: MemoryStatsStore } = {}) => {
   const store = options.store ?? new MemoryStatsStore({ clock, ...(options.maxAssets ? { maxAssetsPerWorkspace: options.maxAssets } : {}) });
   const reports: PlaybackErrorReport[] = [];
   const service = new EventIngestService({
@@ -32,6 +32,7 @@ const open = async (clock: FakeClock, options: { journal?: EventJournal; snapsho
     errorReports: { submit: (r) => reports.push(r) },
     snapshotMinBytes: options.snapshotMinBytes ?? 1 << 30,
     ...(options.snapshotSliceMs !== undefined ? { snapshotSliceMs: options.snapshotSliceMs } : {}),
+    ...(options.stopwatch ? { stopwatch: options.stopwatch } : {}),
   });
   const restored = await service.restore();
   return { store, service, reports, restored };
@@ -200,20 +201,20 @@ test('the snapshot copy yields by time, not by a count of lines: lines that take
   let turns = 0;
   /** Turns of the event loop seen while the copy ran: from its first line to its last. */
   let duringCopy = 0;
-  /** A store whose snapshot lines each take at least 3 ms to produce (an asset with very many marks). */
+  /** The stopwatch the slicing reads: each snapshot line takes 3 ms on it (an asset with very many marks). */
+  let elapsedMs = 0;
   class SlowLines extends MemoryStatsStore {
     override *snapshotLines(): Iterable<string> {
       const before = turns;
       for (const line of super.snapshotLines()) {
-        const until = performance.now() + 3;
-        while (performance.now() < until);
+        elapsedMs += 3;
         yield line;
       }
       duringCopy = turns - before;
     }
   }
   const store = new SlowLines({ clock });
-  const first = await open(clock, { store });
+  const first = await open(clock, { store, stopwatch: () => elapsedMs });
   await first.service.ingest(ndjson(...Array.from({ length: 20 }, (_, i) => ({ type: 'start', asset_id: `m${i}`, session_id: `s${i}` }))), 'ndjson', auth);
   let spinning = true;
   const spin = () => {
@@ -223,7 +224,7 @@ test('the snapshot copy yields by time, not by a count of lines: lines that take
   setImmediate(spin);
   await first.service.snapshot();
   spinning = false;
-  // 23 lines (header, owner, 20 assets, end) of >= 3 ms each, sliced at 5 ms: a turn at least every second line.
+  // 23 lines (header, owner, 20 assets, end) of 3 ms each, sliced at 5 ms: a turn after every second line.
   assert.ok(duringCopy >= 10, `the event loop turned ${duringCopy} times during the copy`);
   await first.service.close();
 });

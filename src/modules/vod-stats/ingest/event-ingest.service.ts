@@ -30,6 +30,8 @@ export interface EventIngestOptions {
   snapshotEveryMs?: number;
   /** The snapshot's copy yields to the event loop after this many milliseconds of work (default 5; 0: after every line). */
   snapshotSliceMs?: number;
+  /** Monotonic milliseconds for that slicing (default performance.now; tests pass their own). */
+  stopwatch?: () => number;
   onError?: (message: string, error: unknown) => void;
 }
 
@@ -61,6 +63,7 @@ export class EventIngestService implements EventIngest {
   private readonly snapshotMinBytes: number;
   private readonly snapshotEveryMs: number;
   private readonly snapshotSliceMs: number;
+  private readonly stopwatch: () => number;
   private readonly onError: (message: string, error: unknown) => void;
   private seq = 0;
   private appliedSeq = 0;
@@ -79,6 +82,7 @@ export class EventIngestService implements EventIngest {
     this.snapshotMinBytes = options.snapshotMinBytes ?? 512 * 1024 * 1024;
     this.snapshotEveryMs = options.snapshotEveryMs ?? 10 * 60_000;
     this.snapshotSliceMs = options.snapshotSliceMs ?? SNAPSHOT_SLICE_MS;
+    this.stopwatch = options.stopwatch ?? (() => performance.now());
     this.onError = options.onError ?? (() => undefined);
     this.lastSnapshotAt = this.clock.now();
   }
@@ -168,12 +172,12 @@ export class EventIngestService implements EventIngest {
         seq = this.appliedSeq;
         this.store.freeze();
         try {
-          let sliceStart = performance.now();
+          let sliceStart = this.stopwatch();
           for (const line of this.store.snapshotLines()) {
             lines.push(line);
-            if (performance.now() - sliceStart >= this.snapshotSliceMs) {
+            if (this.stopwatch() - sliceStart >= this.snapshotSliceMs) {
               await yieldToEventLoop();
-              sliceStart = performance.now();
+              sliceStart = this.stopwatch();
             }
           }
         } finally {
