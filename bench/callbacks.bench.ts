@@ -17,7 +17,7 @@ import { generateSigningSecret, WebhookSigner } from '../src/modules/error-repor
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
-const receiverScript = new URL('./callbacks-receiver.ts', import.meta.url).pathname;
+export const receiverScript = new URL('./callbacks-receiver.ts', import.meta.url).pathname;
 const apiServerScript = new URL('./servers/api-server.ts', import.meta.url).pathname;
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
 /** Requests in flight per endpoint, for the dispatcher and the raw baseline alike (PLAYLINE_CALLBACK_CONCURRENCY's default). */
@@ -87,7 +87,7 @@ const dispatcherDeliveries = async (url: string): Promise<{ perSecond: number; c
   return { perSecond, cpuUsPerReport: (used.user + used.system) / delivered };
 };
 
-const ndjsonBatch = (owner: string, size: number, errorShare: number): string => {
+export const ndjsonBatch = (owner: string, size: number, errorShare: number): string => {
   const lines: string[] = [];
   for (let i = 0; i < size; i += 1) {
     const isError = i < size * errorShare;

@@ -6,12 +6,14 @@
  * per event. The profile (.cpuprofile, for Chrome DevTools) is kept in BENCH_PROFILE_DIR
  * (default a temp dir). BENCH_PROFILE=get profiles the signed single-asset GET instead;
  * BENCH_PROFILE_LEVEL=warn sets the log level first; BENCH_PROFILE=bare profiles the bare route, the
- * GET's baseline, under the same load.
+ * GET's baseline, under the same load; BENCH_PROFILE=callbacks profiles the callbacks benchmark's
+ * ingest (10 % error events) with an Error Reporting callback to a local receiver.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
+import { ndjsonBatch, receiverScript } from './callbacks.bench.js';
 import { ingestBodies } from './ingest.bench.js';
 import { load, startBenchServer, type LoadResult } from './lib/http-load.js';
 
@@ -31,7 +33,12 @@ const dir = process.env.BENCH_PROFILE_DIR ?? join(tmpdir(), `playline-profile-${
 mkdirSync(dir, { recursive: true });
 const what = process.env.BENCH_PROFILE ?? 'ingest';
 
-const app = await startBenchServer(server, { BENCH_SERVER: what === 'bare' ? 'bare' : 'app' });
+// BENCH_PROFILE=callbacks: the ingest of the callbacks benchmark (10 % error events) with a callback to a local receiver.
+const receiver = what === 'callbacks' ? await startBenchServer(receiverScript) : undefined;
+const app = await startBenchServer(server, {
+  BENCH_SERVER: what === 'bare' ? 'bare' : 'app',
+  ...(receiver ? { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_RATE: '1000000', PLAYLINE_CALLBACK_QUEUE: '10000' } : {}),
+});
 const file = join(dir, `${what}-${Date.now()}.cpuprofile`);
 // BENCH_PROFILE_LEVEL=warn: the same with access lines off.
 if (process.env.BENCH_PROFILE_LEVEL) await app.command('level', process.env.BENCH_PROFILE_LEVEL);
@@ -63,6 +70,13 @@ if (what === 'bare') {
     await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"s"}`, headers: { 'content-type': 'application/x-ndjson' } });
     result = await profiled({ url: `${app.url}${signed(`/api/v4/monitoring/vod-stats/${asset}`)}` });
     process.stdout.write(`single-asset GET: ${Math.round(result.requestsPerSec)} req/s\n`);
+  } else if (receiver) {
+    const put = await fetch(`${app.url}${signed('/api/v4/error-reporting/settings')}`, { method: 'PUT', body: JSON.stringify({ callback_url: receiver.url }), headers: { 'content-type': 'application/json' } });
+    if (put.status !== 200) throw new Error(`saving the callback answered ${put.status}`);
+    const before = await receiver.command<number>('count');
+    result = await profiled({ url: app.url, connections: 8, requests: [{ method: 'POST', path: signed('/api/v4/monitoring/events'), body: ndjsonBatch(owner, 1000, 0.1), headers: { 'content-type': 'application/x-ndjson' } }] });
+    const delivered = (await receiver.command<number>('count')) - before;
+    process.stdout.write(`ingest with callbacks: ${Math.round(result.requestsPerSec * 1000)} events/s; ${delivered} reports delivered over both loads\n`);
   } else {
     const requests = ingestBodies(owner, 8, 1000).map((body) => ({ method: 'POST', path: signed('/api/v4/monitoring/events'), body, headers: { 'content-type': 'application/x-ndjson' } }));
     result = await profiled({ url: app.url, connections: 4, requests });
@@ -70,6 +84,7 @@ if (what === 'bare') {
   }
 }
 await app.stop();
+await receiver?.stop();
 
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -87,8 +102,9 @@ for (const [id, t] of self) {
   byFunction.set(name, (byFunction.get(name) ?? 0) + t);
 }
 const requests = result.requestsPerSec * Number(process.env.BENCH_DURATION_S ?? 5);
-const unit = what === 'ingest' ? 'event' : 'request';
-const per = what === 'ingest' ? requests * 1000 : requests;
+const perEvent = what === 'ingest' || what === 'callbacks';
+const unit = perEvent ? 'event' : 'request';
+const per = perEvent ? requests * 1000 : requests;
 process.stdout.write(`profile ${file}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / per).toFixed(2)} us per ${unit} (whole run)\n`);
 for (const [name, t] of [...byFunction.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 40))) {
   process.stdout.write(`  ${((t / busy) * 100).toFixed(1).padStart(5)} %  ${(t / per).toFixed(3)} us/${unit}  ${name}\n`);
