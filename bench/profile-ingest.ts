@@ -7,7 +7,9 @@
  * (default a temp dir). BENCH_PROFILE=get profiles the signed single-asset GET instead;
  * BENCH_PROFILE_LEVEL=warn sets the log level first; BENCH_PROFILE=bare profiles the bare route, the
  * GET's baseline, under the same load; BENCH_PROFILE=callbacks profiles the callbacks benchmark's
- * ingest (10 % error events) with an Error Reporting callback to a local receiver.
+ * ingest (10 % error events) with an Error Reporting callback to a local receiver;
+ * BENCH_PROFILE_HEAP=1 takes a sampling heap profile of the same load instead (bytes by allocation
+ * site of what outlived the young generation: what scavenges copy and promote).
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,11 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
+}
+interface HeapNode {
+  callFrame: ProfileNode['callFrame'];
+  selfSize: number;
+  children: HeapNode[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -39,15 +46,17 @@ const app = await startBenchServer(server, {
   BENCH_SERVER: what === 'bare' ? 'bare' : 'app',
   ...(receiver ? { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_RATE: '1000000', PLAYLINE_CALLBACK_QUEUE: '10000' } : {}),
 });
-const file = join(dir, `${what}-${Date.now()}.cpuprofile`);
+/** BENCH_PROFILE_HEAP=1: a sampling heap profile (what outlived the young generation, by allocation site) instead of the CPU profile. */
+const heap = process.env.BENCH_PROFILE_HEAP === '1';
+const file = join(dir, `${what}-${Date.now()}.${heap ? 'heapprofile' : 'cpuprofile'}`);
 // BENCH_PROFILE_LEVEL=warn: the same with access lines off.
 if (process.env.BENCH_PROFILE_LEVEL) await app.command('level', process.env.BENCH_PROFILE_LEVEL);
 /** Runs the load twice, profiling the second run (the first warms up), and returns its figures. */
 const profiled = async (options: Parameters<typeof load>[0]): Promise<LoadResult> => {
   await load({ ...options, durationS: 2 });
-  await app.command('cpu-start');
+  await app.command(heap ? 'heap-start' : 'cpu-start');
   const measured = await load(options);
-  await app.command('cpu-stop', file);
+  await app.command(heap ? 'heap-stop' : 'cpu-stop', file);
   return measured;
 };
 
@@ -86,6 +95,27 @@ if (what === 'bare') {
 await app.stop();
 await receiver?.stop();
 
+const where = (f: ProfileNode['callFrame']): string =>
+  `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules\/[^/]+|src\/.*|bench\/.*)$/, '$1').replace(/^node:/, '')}:${f.lineNumber + 1}:${f.columnNumber + 1}`;
+
+if (heap) {
+  // Bytes sampled per allocation site: objects still alive at the end or collected by a major GC (they were promoted).
+  const sampled = JSON.parse(readFileSync(file, 'utf8')) as { head: HeapNode };
+  const bySite = new Map<string, number>();
+  const visit = (node: HeapNode): void => {
+    const name = where(node.callFrame);
+    bySite.set(name, (bySite.get(name) ?? 0) + node.selfSize);
+    for (const child of node.children) visit(child);
+  };
+  visit(sampled.head);
+  const bytes = [...bySite.values()].reduce((a, b) => a + b, 0);
+  process.stdout.write(`heap profile ${file}: ${(bytes / 1e6).toFixed(1)} MB sampled that outlived the young generation, by allocation site\n`);
+  for (const [name, b] of [...bySite.entries()].sort((x, y) => y[1] - x[1]).slice(0, Number(process.env.BENCH_PROFILE_TOP ?? 40))) {
+    process.stdout.write(`  ${((b / bytes) * 100).toFixed(1).padStart(5)} %  ${(b / 1e6).toFixed(2)} MB  ${name}\n`);
+  }
+  process.exit(0);
+}
+
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map<number, number>();
@@ -97,8 +127,7 @@ const byFunction = new Map<string, number>();
 for (const [id, t] of self) {
   const f = byId.get(id)?.callFrame;
   if (!f || f.functionName === '(idle)') continue;
-  const where = f.url.replace(/^.*\/(node_modules\/[^/]+|src\/.*|bench\/.*)$/, '$1').replace(/^node:/, '');
-  const name = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}:${f.columnNumber + 1}`;
+  const name = where(f);
   byFunction.set(name, (byFunction.get(name) ?? 0) + t);
 }
 const requests = result.requestsPerSec * Number(process.env.BENCH_DURATION_S ?? 5);

@@ -111,3 +111,30 @@ export class CpuProfile {
     return file;
   }
 }
+
+/**
+ * V8's sampling heap profiler, started and stopped on command: `stop` writes a .heapprofile
+ * (Chrome DevTools) of the objects allocated in between that were still alive or outlived the
+ * young generation (collected by a major GC, not by a scavenge): what the scavenges copied and
+ * promoted, by allocation site.
+ */
+export class HeapSampling {
+  private session: Session | undefined;
+
+  async start(): Promise<void> {
+    this.session = new Session();
+    this.session.connect();
+    await this.session.post('HeapProfiler.enable');
+    await this.session.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  }
+
+  async stop(file: string): Promise<string> {
+    const session = this.session;
+    if (!session) throw new Error('no heap sampling running');
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    this.session = undefined;
+    writeFileSync(file, JSON.stringify(profile));
+    return file;
+  }
+}

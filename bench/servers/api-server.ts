@@ -26,7 +26,7 @@ import { loadConfig } from '../../src/platform/config.js';
 import { createRuntime } from '../../src/runtime.js';
 import { bareEdgePlaylist } from '../playback-edge.fixtures.js';
 import { announce, serveCommands } from '../lib/bench-ipc.js';
-import { CpuProfile, ServerProbes, heapAfterGc } from '../lib/server-probes.js';
+import { CpuProfile, HeapSampling, ServerProbes, heapAfterGc } from '../lib/server-probes.js';
 
 const kind = process.env.BENCH_SERVER ?? 'app';
 
@@ -82,6 +82,7 @@ if (kind === 'static') {
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const probes = new ServerProbes();
   const cpu = new CpuProfile();
+  const heapSampling = new HeapSampling();
   serveCommands({
     ...cpuCommand,
     level: (level) => {
@@ -94,6 +95,8 @@ if (kind === 'static') {
     heap: () => heapAfterGc(),
     'cpu-start': () => cpu.start(),
     'cpu-stop': (file) => cpu.stop(String(file)),
+    'heap-start': () => heapSampling.start(),
+    'heap-stop': (file) => heapSampling.stop(String(file)),
   });
   announce(`CREDENTIALS ${workspace.id} ${key.secret}`);
   announce(`READY ${url}`);
