@@ -81,7 +81,9 @@ let serverSeq = 0;
 export async function startBenchServer(script: string, env: Record<string, string> = {}, options: BenchServerOptions = {}): Promise<BenchServer> {
   const logFile = join(benchLogDir(), `${basename(script, '.ts')}-${env.BENCH_SERVER ?? 'server'}-${process.pid}-${++serverSeq}.log`);
   const logFd = openSync(logFile, 'w');
-  const child = fork(script, [], { execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])], env: { ...process.env, ...env }, stdio: ['ignore', logFd, 'inherit', 'ipc'] });
+  // BENCH_APP_NODE_FLAGS: extra Node/V8 flags for the app servers only (to compare V8 settings; the baselines keep the defaults).
+  const appFlags = env.BENCH_SERVER === 'app' || env.BENCH_SERVER === undefined ? (process.env.BENCH_APP_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '') : [];
+  const child = fork(script, [], { execArgv: ['--import', 'tsx', ...appFlags, ...(options.execArgv ?? [])], env: { ...process.env, ...env }, stdio: ['ignore', logFd, 'inherit', 'ipc'] });
   closeSync(logFd);
   let out = '';
   let nextId = 0;
