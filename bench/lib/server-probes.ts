@@ -87,24 +87,28 @@ export const heapAfterGc = (): number => {
 };
 
 /**
- * V8's CPU profiler (what --cpu-prof runs) started and stopped on command, so a profile holds
- * the load only, not the server's start; `stop` writes a .cpuprofile (Chrome DevTools) to `file`.
+ * An inspector session that records between `start` and `stop` (a V8 profiler), so what it
+ * holds is the load only, not the server's start; `stop` writes the profile as JSON to `file`.
  */
-export class CpuProfile {
+abstract class InspectorRecording {
   private session: Session | undefined;
 
+  /** Enables and starts the profiler on the session. */
+  protected abstract begin(session: Session): Promise<void>;
+  /** Stops it and returns its profile. */
+  protected abstract end(session: Session): Promise<object>;
+
   async start(): Promise<void> {
-    this.session = new Session();
-    this.session.connect();
-    await this.session.post('Profiler.enable');
-    await this.session.post('Profiler.setSamplingInterval', { interval: 100 });
-    await this.session.post('Profiler.start');
+    const session = new Session();
+    session.connect();
+    this.session = session;
+    await this.begin(session);
   }
 
   async stop(file: string): Promise<string> {
     const session = this.session;
-    if (!session) throw new Error('no profile running');
-    const { profile } = await session.post('Profiler.stop');
+    if (!session) throw new Error('no recording running');
+    const profile = await this.end(session);
     session.disconnect();
     this.session = undefined;
     writeFileSync(file, JSON.stringify(profile));
@@ -112,29 +116,31 @@ export class CpuProfile {
   }
 }
 
-/**
- * V8's sampling heap profiler, started and stopped on command: `stop` writes a .heapprofile
- * (Chrome DevTools) of the objects allocated in between that were still alive or outlived the
- * young generation (collected by a major GC, not by a scavenge): what the scavenges copied and
- * promoted, by allocation site.
- */
-export class HeapSampling {
-  private session: Session | undefined;
-
-  async start(): Promise<void> {
-    this.session = new Session();
-    this.session.connect();
-    await this.session.post('HeapProfiler.enable');
-    await this.session.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+/** V8's CPU profiler (what --cpu-prof runs): a .cpuprofile (Chrome DevTools). */
+export class CpuProfile extends InspectorRecording {
+  protected async begin(session: Session): Promise<void> {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
   }
 
-  async stop(file: string): Promise<string> {
-    const session = this.session;
-    if (!session) throw new Error('no heap sampling running');
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    session.disconnect();
-    this.session = undefined;
-    writeFileSync(file, JSON.stringify(profile));
-    return file;
+  protected async end(session: Session): Promise<object> {
+    return (await session.post('Profiler.stop')).profile;
+  }
+}
+
+/**
+ * V8's sampling heap profiler: a .heapprofile (Chrome DevTools) of the objects allocated while it
+ * ran that were still alive or outlived the young generation (collected by a major GC, not by a
+ * scavenge): what the scavenges copied and promoted, by allocation site.
+ */
+export class HeapSampling extends InspectorRecording {
+  protected async begin(session: Session): Promise<void> {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  }
+
+  protected async end(session: Session): Promise<object> {
+    return (await session.post('HeapProfiler.stopSampling')).profile;
   }
 }
