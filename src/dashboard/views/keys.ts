@@ -3,38 +3,19 @@ import { h, setText } from '../dom.js';
 import { isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
-import { ProblemLine, scroller, section } from './parts.js';
+import { ProblemLine, RowActions, scroller, section } from './parts.js';
 import type { View, ViewContext } from './view.js';
 
 /** API and ingest keys of the workspace: create (the secret shown once), revoke. */
 export function keysView(ctx: ViewContext): View {
   const problem = new ProblemLine();
   const actionProblem = new ProblemLine();
-  /** Keys whose Revoke was clicked once: the second click revokes. */
-  const confirming = new Set<string>();
-  const pending = new Set<string>();
   let keys: ApiKey[] = [];
+  /** Revoke takes a second click. */
+  const actions = new RowActions({ problem: actionProblem, redraw: () => table.update(keys), refresh: () => poller.refreshNow() });
 
   const mine = (k: ApiKey): boolean => ctx.api.signsWithKey(k.prefix);
-  const revoke = async (key: ApiKey): Promise<void> => {
-    if (!confirming.has(key.id)) {
-      confirming.add(key.id);
-      table.update(keys);
-      return;
-    }
-    confirming.delete(key.id);
-    pending.add(key.id);
-    table.update(keys);
-    try {
-      await ctx.api.revokeKey(key.id);
-      actionProblem.clear();
-    } catch (err) {
-      actionProblem.show(err, `Could not revoke ${key.label || key.id}: `);
-    } finally {
-      pending.delete(key.id);
-      await poller.refreshNow();
-    }
-  };
+  const revoke = (key: ApiKey): Promise<void> => actions.run(key.id, () => ctx.api.revokeKey(key.id), `Could not revoke ${key.label || key.id}: `, true);
 
   const table = new KeyedTable<ApiKey>(
     [
@@ -51,10 +32,10 @@ export function keysView(ctx: ViewContext): View {
       { header: 'Key id', text: (k) => k.id },
       {
         header: '',
-        text: (k) => (k.revoked_at !== null ? 'Revoked' : pending.has(k.id) ? '…' : confirming.has(k.id) ? 'Confirm revoke' : 'Revoke'),
-        cellClass: (k) => (confirming.has(k.id) ? 'confirm' : ''),
+        text: (k) => (k.revoked_at !== null ? 'Revoked' : actions.isPending(k.id) ? '…' : actions.isConfirming(k.id) ? 'Confirm revoke' : 'Revoke'),
+        cellClass: (k) => (actions.isConfirming(k.id) ? 'confirm' : ''),
         title: (k) => (mine(k) ? 'This page signs with this key: sign in with another key to revoke it' : 'Requests signed with a revoked key are refused'),
-        action: { run: (k) => void revoke(k), disabled: (k) => k.revoked_at !== null || pending.has(k.id) || mine(k) },
+        action: { run: (k) => void revoke(k), disabled: (k) => k.revoked_at !== null || actions.isPending(k.id) || mine(k) },
       },
     ],
     (k) => k.id,
@@ -123,7 +104,7 @@ export function keysView(ctx: ViewContext): View {
       // The secret is not left on screen for whoever opens the view next.
       secretBox.hidden = true;
       setText(secretValue, '');
-      confirming.clear();
+      actions.clearConfirming();
     },
   };
 }

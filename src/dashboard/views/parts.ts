@@ -50,6 +50,52 @@ export class ProblemLine {
   }
 }
 
+/**
+ * The per-row actions of a table (revoke, delete, start/stop): while a row's request runs it is
+ * pending (its button shows … and is disabled); an action that needs confirming takes a second
+ * click; a failure shows in `problem`, a success clears it, and either way the view refreshes.
+ */
+export class RowActions {
+  private readonly confirming = new Set<string>();
+  private readonly pending = new Set<string>();
+
+  constructor(private readonly o: { problem: ProblemLine; redraw: () => void; refresh: () => Promise<void> }) {}
+
+  isPending(id: string): boolean {
+    return this.pending.has(id);
+  }
+
+  isConfirming(id: string): boolean {
+    return this.confirming.has(id);
+  }
+
+  /** Forgets the first clicks (the view is left). */
+  clearConfirming(): void {
+    this.confirming.clear();
+  }
+
+  /** Runs `operation` for row `id`; with `confirm`, a first click only asks for the second. */
+  async run(id: string, operation: () => Promise<unknown>, failurePrefix: string, confirm = false): Promise<void> {
+    if (confirm && !this.confirming.has(id)) {
+      this.confirming.add(id);
+      this.o.redraw();
+      return;
+    }
+    this.confirming.delete(id);
+    this.pending.add(id);
+    this.o.redraw();
+    try {
+      await operation();
+      this.o.problem.clear();
+    } catch (err) {
+      this.o.problem.show(err, failurePrefix);
+    } finally {
+      this.pending.delete(id);
+      await this.o.refresh();
+    }
+  }
+}
+
 /** Error codes with their meaning and sessions, or an empty state. */
 export class ErrorCodesTable {
   private readonly table = new KeyedTable<{ code: string; sessions: number; meaning: string }>(

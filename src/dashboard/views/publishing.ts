@@ -4,7 +4,7 @@ import { h, setText } from '../dom.js';
 import { isMissingRoute } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
-import { FilterBox, ProblemLine, scroller, section, showFieldErrors } from './parts.js';
+import { FilterBox, ProblemLine, RowActions, scroller, section, showFieldErrors } from './parts.js';
 import type { View, ViewContext } from './view.js';
 
 const statusClass = (status: string): string => `badge status-${status}`;
@@ -46,7 +46,6 @@ export function publishingView(ctx: ViewContext): View {
   /** The Edit buttons say which target the form edits. */
   const redrawTargets = (): void => targets.update(lastTargets);
   let schedulesByTarget = new Map<string, number>();
-  const pending = new Set<string>();
   const problem = new ProblemLine();
   const actionProblem = new ProblemLine();
 
@@ -217,19 +216,10 @@ export function publishingView(ctx: ViewContext): View {
   const noTargets = h('p', { class: 'empty' }, 'No publishing targets yet: create one above, then a schedule that publishes a live event or channel to it.');
 
   // ---- schedules: create, start/stop ----
-  const act = async (schedule: Schedule): Promise<void> => {
+  const actions = new RowActions({ problem: actionProblem, redraw: () => schedules.update(lastSchedules), refresh: () => poller.refreshNow() });
+  const act = (schedule: Schedule): Promise<void> => {
     const mode = schedule.status === 'active' ? 'stop' : 'start';
-    pending.add(schedule.id);
-    schedules.update(lastSchedules);
-    try {
-      await ctx.api.scheduleAction(schedule.id, mode);
-      actionProblem.clear();
-    } catch (err) {
-      actionProblem.show(err, `Could not ${mode} the schedule for ${contentOf(schedule)}: `);
-    } finally {
-      pending.delete(schedule.id);
-      await poller.refreshNow();
-    }
+    return actions.run(schedule.id, () => ctx.api.scheduleAction(schedule.id, mode), `Could not ${mode} the schedule for ${contentOf(schedule)}: `);
   };
 
   let lastSchedules: Schedule[] = [];
@@ -243,14 +233,14 @@ export function publishingView(ctx: ViewContext): View {
       { header: 'Error', text: (s) => s.error ?? '', wrap: true, optional: true },
       {
         header: 'Action',
-        text: (s) => (pending.has(s.id) ? '…' : s.status === 'active' ? 'Stop' : 'Start'),
-        action: { run: (s) => void act(s), disabled: (s) => pending.has(s.id) },
+        text: (s) => (actions.isPending(s.id) ? '…' : s.status === 'active' ? 'Stop' : 'Start'),
+        action: { run: (s) => void act(s), disabled: (s) => actions.isPending(s.id) },
       },
       {
         header: '',
         text: (s) => (editingSchedule?.id === s.id ? 'Editing' : 'Edit'),
         title: (s) => (s.status === 'active' ? 'Stop the schedule to edit it' : 'Edit the schedule in the form above'),
-        action: { run: (s) => editSchedule(s), disabled: (s) => s.status === 'active' || pending.has(s.id) },
+        action: { run: (s) => editSchedule(s), disabled: (s) => s.status === 'active' || actions.isPending(s.id) },
       },
     ],
     (s) => s.id,

@@ -4,7 +4,7 @@ import { h, setText } from '../dom.js';
 import { isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
-import { FilterBox, ProblemLine, scroller, section, showFieldErrors } from './parts.js';
+import { FilterBox, ProblemLine, RowActions, scroller, section, showFieldErrors } from './parts.js';
 import type { View, ViewContext } from './view.js';
 
 // Labels for every value the API accepts (the Record types make the compiler check none is missing).
@@ -25,32 +25,14 @@ export function slicersView(ctx: ViewContext): View {
   const problem = new ProblemLine();
   const slicerSummary = h('p', { class: 'muted' });
   const actionProblem = new ProblemLine();
-  const confirming = new Set<string>();
-  const pending = new Set<string>();
   let slicers: Slicer[] = [];
   /** Names of the slicers seen since the page opened: tasks of a deleted slicer keep its name. */
   const names = new Map<string, string>();
-
-  const act = async (slicer: Slicer, what: 'restart' | 'delete'): Promise<void> => {
-    if (what === 'delete' && !confirming.has(slicer.id)) {
-      confirming.add(slicer.id);
-      table.update(slicers);
-      return;
-    }
-    confirming.delete(slicer.id);
-    pending.add(slicer.id);
-    table.update(slicers);
-    try {
-      await (what === 'restart' ? ctx.api.restartSlicer(slicer.id) : ctx.api.deleteSlicer(slicer.id));
-      actionProblem.clear();
-    } catch (err) {
-      actionProblem.show(err, `Could not ${what} ${slicer.name}: `);
-    } finally {
-      pending.delete(slicer.id);
-      await poller.refreshNow();
-    }
-  };
-  const busy = (s: Slicer): boolean => pending.has(s.id) || s.state === 'deleting' || s.state === 'deleted';
+  /** Delete takes a second click; Restart does not. */
+  const actions = new RowActions({ problem: actionProblem, redraw: () => table.update(slicers), refresh: () => poller.refreshNow() });
+  const act = (slicer: Slicer, what: 'restart' | 'delete'): Promise<void> =>
+    actions.run(slicer.id, () => (what === 'restart' ? ctx.api.restartSlicer(slicer.id) : ctx.api.deleteSlicer(slicer.id)), `Could not ${what} ${slicer.name}: `, what === 'delete');
+  const busy = (s: Slicer): boolean => actions.isPending(s.id) || s.state === 'deleting' || s.state === 'deleted';
 
   const table = new KeyedTable<Slicer>(
     [
@@ -73,11 +55,11 @@ export function slicersView(ctx: ViewContext): View {
       { header: 'Last failure', text: (s) => s.live?.failure_reason ?? '', wrap: true, optional: true },
       { header: 'Ingest URL', text: (s) => s.ingest_url ?? '—', wrap: true },
       { header: 'Latest task', text: (s) => `${s.task.operation} ${s.task.state}`, cellClass: (s) => `badge state-${s.task.state.toLowerCase()}` },
-      { header: '', text: (s) => (pending.has(s.id) ? '…' : 'Restart'), action: { run: (s) => void act(s, 'restart'), disabled: busy } },
+      { header: '', text: (s) => (actions.isPending(s.id) ? '…' : 'Restart'), action: { run: (s) => void act(s, 'restart'), disabled: busy } },
       {
         header: '',
-        text: (s) => (confirming.has(s.id) ? 'Confirm delete' : 'Delete'),
-        cellClass: (s) => (confirming.has(s.id) ? 'confirm' : ''),
+        text: (s) => (actions.isConfirming(s.id) ? 'Confirm delete' : 'Delete'),
+        cellClass: (s) => (actions.isConfirming(s.id) ? 'confirm' : ''),
         action: { run: (s) => void act(s, 'delete'), disabled: busy },
       },
     ],
@@ -198,5 +180,5 @@ export function slicersView(ctx: ViewContext): View {
     }
   }, ctx.intervalMs);
 
-  return { element, show: () => poller.start(), hide: () => { poller.stop(); confirming.clear(); } };
+  return { element, show: () => poller.start(), hide: () => { poller.stop(); actions.clearConfirming(); } };
 }
