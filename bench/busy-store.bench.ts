@@ -12,7 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { systemClock } from '../src/platform/clock.js';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
-import { parseEventBatchSync } from '../src/modules/vod-stats/ingest/event-batch.js';
+import { parseEventColumnsSync } from '../src/modules/vod-stats/ingest/event-batch.js';
 import { MemoryStatsStore } from '../src/modules/vod-stats/store/memory-stats-store.js';
 import type { StoreSize } from '../src/modules/vod-stats/store/stats-store.js';
 import { ingestBodies, eventsPerSecond, jsonParseLines } from './ingest.bench.js';
@@ -97,12 +97,12 @@ const bytesPerMark = (): Comparison[] => {
   const before = memoryInUse();
   const store = new MemoryStatsStore({ clock: systemClock });
   // One start per asset first: what the assets cost without their sessions.
-  store.recordSync(parseEventBatchSync(startEvents('ws', 0, ASSETS), 'ndjson', ctx).events, now);
+  store.recordColumns(parseEventColumnsSync(startEvents('ws', 0, ASSETS), 'ndjson', ctx).columns, now);
   gc();
   gc();
   const withAssets = memoryInUse();
   for (let from = ASSETS; from < MARKS; from += LOAD_BATCH) {
-    store.recordSync(parseEventBatchSync(startEvents('ws', from, Math.min(LOAD_BATCH, MARKS - from)), 'ndjson', ctx).events, now);
+    store.recordColumns(parseEventColumnsSync(startEvents('ws', from, Math.min(LOAD_BATCH, MARKS - from)), 'ndjson', ctx).columns, now);
   }
   gc();
   gc();

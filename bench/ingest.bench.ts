@@ -6,12 +6,12 @@
  * holding a million live session marks: bench/busy-store.bench.ts.
  */
 import { signV4 } from '../src/platform/auth/v4-signature.js';
-import { parseEventBatchSync } from '../src/modules/vod-stats/ingest/event-batch.js';
+import { parseEventColumnsSync } from '../src/modules/vod-stats/ingest/event-batch.js';
 import { AllowedOwners } from '../src/modules/vod-stats/ingest/event-fields.js';
 import { systemClock } from '../src/platform/clock.js';
-import type { PlaybackEvent } from '../src/modules/vod-stats/events.schema.js';
 import { encodeRecord } from '../src/modules/vod-stats/journal/journal-record.js';
 import { MemoryStatsStore } from '../src/modules/vod-stats/store/memory-stats-store.js';
+import type { EventColumns } from '../src/modules/vod-stats/event-columns.js';
 import { load, loadWithCpu, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
@@ -81,11 +81,11 @@ const whereTheTimeGoes = (bodies: string[], owner: string, serverUs: number, sys
   const buffers = bodies.map((b) => Buffer.from(b));
   const ctx = () => ({ now: Date.now(), owners: new AllowedOwners(new Set([owner])), foreignOwnerCode: 'owner_mismatch' as const });
   const decode = usPerEvent(bodies, (_b, i) => buffers[i % buffers.length]?.toString('utf8'));
-  const parse = usPerEvent(bodies, (body) => parseEventBatchSync(body, 'ndjson', ctx()));
+  const parse = usPerEvent(bodies, (body) => parseEventColumnsSync(body, 'ndjson', ctx()));
   const journal = usPerEvent(bodies, (_b, i) => encodeRecord({ seq: i, receivedAt: Date.now(), kind: 'ndjson', authOwner: owner, owners: [owner], body: buffers[i % buffers.length] as Buffer }));
-  const parsed = bodies.map((body) => parseEventBatchSync(body, 'ndjson', ctx()).events);
+  const parsed = bodies.map((body) => parseEventColumnsSync(body, 'ndjson', ctx()).columns);
   const store = new MemoryStatsStore({ clock: systemClock });
-  const count = usPerEvent(bodies, (_b, i) => store.recordSync(parsed[i % parsed.length] as PlaybackEvent[], Date.now()));
+  const count = usPerEvent(bodies, (_b, i) => store.recordColumns(parsed[i % parsed.length] as EventColumns, Date.now()));
   const stages = decode + parse + journal + count;
   const row = (name: string, us: number): Comparison => ({ name: `  ${name}`, unit: 'us/event', value: us, baseline: { name: 'server CPU per event', value: serverUs } });
   return [
@@ -135,7 +135,7 @@ export const ingestBenchmark: Benchmark = {
       const overHttp = result.requestsPerSec * EVENTS_PER_BATCH;
       const jsonParse = (parseBefore + eventsPerSecond(bodies, Math.min(durationS, 2), jsonParseLines)) / 2;
       const ctx = { now: Date.now(), owners: new AllowedOwners(new Set([owner])), foreignOwnerCode: 'owner_mismatch' as const };
-      const parser = eventsPerSecond(bodies, Math.min(durationS, 2), (body) => parseEventBatchSync(body, 'ndjson', ctx));
+      const parser = eventsPerSecond(bodies, Math.min(durationS, 2), (body) => parseEventColumnsSync(body, 'ndjson', ctx));
       const results: Comparison[] = [
         {
           name: `ingest over HTTP (parse + journal fsync + count), ${EVENTS_PER_BATCH.toLocaleString('en-US')}-event batches, 4 connections, default configuration (empty store)`,

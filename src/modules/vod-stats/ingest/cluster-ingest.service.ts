@@ -56,7 +56,7 @@ export class ClusterIngestService implements EventIngest {
 
   constructor(options: ClusterIngestOptions) {
     this.o = { ...options, owners: options.owners ?? ownWorkspaceOnly, canCount: options.canCount ?? (() => true), onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
-    this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners);
+    this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners, true);
   }
 
   /** Running totals (this instance's), for metrics. */
@@ -83,7 +83,7 @@ export class ClusterIngestService implements EventIngest {
         throw new AppError('service_unavailable', 'The events could not be stored durably; retry the batch', { cause: error });
       }
       // Committed: from here on nothing may fail the request (a retry would count twice).
-      dropped = await this.countOrHold({ ...journaled, receivedAt, events });
+      dropped = await this.countOrHold({ ...journaled, receivedAt, events: events.toEvents() });
     } finally {
       this.open.delete(token);
     }

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError } from '../../../platform/errors.js';
 import { MAX_EVENT_LINE_BYTES, MAX_LISTED_REJECTIONS } from '../events.schema.js';
 import type { EventRejection, PlaybackEvent } from '../events.schema.js';
+import { EventColumns } from '../event-columns.js';
 import { MIN_EVENT_CHARS, Rejection, toEvent, type EventBatchContext } from './event-fields.js';
 import { beginsOtherValue, isCloseArray, isComma, isOpenArray, skipSpace, valueEnd } from './json-array.js';
 
@@ -11,14 +12,28 @@ export type EventBatchKind = 'ndjson' | 'json';
 /** A listed rejection; `owner` names the workspace of a foreign-owner one (never sent to the client). */
 export type ListedRejection = EventRejection & { owner?: string };
 
-export interface ParsedEventBatch {
-  events: PlaybackEvent[];
-  /** Where each event was in the batch (NDJSON line number, JSON array position), in order. */
-  indexes: number[];
+/** What a parse collects besides the events themselves. */
+interface Rejections {
   /** The first MAX_LISTED_REJECTIONS rejections, by index. */
   rejected: ListedRejection[];
   /** Every rejection, listed or not. */
   rejectedCount: number;
+}
+
+export interface ParsedEventBatch extends Rejections {
+  events: PlaybackEvent[];
+  /** Where each event was in the batch (NDJSON line number, JSON array position), in order. */
+  indexes: number[];
+}
+
+/** A batch parsed into columns (the embedded ingest's form: see EventColumns). */
+export interface ParsedEventColumns extends Rejections {
+  columns: EventColumns;
+}
+
+/** Where a parse puts what it accepts and rejects. */
+interface Collector extends Rejections {
+  keep(event: PlaybackEvent, index: number): void;
 }
 
 /**
@@ -33,7 +48,7 @@ const LINE_TOO_LONG = new Rejection('line_too_long', `a line may hold at most ${
 const ELEMENT_TOO_LONG = new Rejection('line_too_long', `an event may hold at most ${MAX_EVENT_LINE_BYTES} bytes`);
 const MALFORMED_LINE = new Rejection('malformed_json', 'the line is not valid JSON');
 
-const reject = (out: ParsedEventBatch, index: number, rejection: Rejection): void => {
+const reject = (out: Rejections, index: number, rejection: Rejection): void => {
   // Only the first few are kept: a batch of junk costs a counter, not an object per line.
   if (out.rejected.length < MAX_LISTED_REJECTIONS) {
     const listed: ListedRejection = { index, code: rejection.code, detail: rejection.detail };
@@ -43,13 +58,10 @@ const reject = (out: ParsedEventBatch, index: number, rejection: Rejection): voi
   out.rejectedCount++;
 };
 
-const take = (out: ParsedEventBatch, index: number, value: unknown, ctx: EventBatchContext): void => {
+const take = (out: Collector, index: number, value: unknown, ctx: EventBatchContext): void => {
   const event = toEvent(value, ctx);
   if (event instanceof Rejection) reject(out, index, event);
-  else {
-    out.events.push(event);
-    out.indexes.push(index);
-  }
+  else out.keep(event, index);
 };
 
 const decode = (text: string): unknown => {
@@ -65,7 +77,7 @@ const MALFORMED = Symbol('malformed');
  * One NDJSON line. A line too short to hold an event is blank (skipped) or rejected, and is
  * decoded only while rejections are still listed (to say why): junk costs no JSON.parse.
  */
-const takeLine = (out: ParsedEventBatch, index: number, line: string, ctx: EventBatchContext): void => {
+const takeLine = (out: Collector, index: number, line: string, ctx: EventBatchContext): void => {
   if (line.length < MIN_EVENT_CHARS) {
     if (line.trim() === '') return;
     if (out.rejected.length >= MAX_LISTED_REJECTIONS) {
@@ -79,7 +91,7 @@ const takeLine = (out: ParsedEventBatch, index: number, line: string, ctx: Event
 };
 
 /** NDJSON: index = 0-based line number; blank lines are skipped but keep their number. Yields between slices. */
-function* ndjsonSteps(text: string, ctx: EventBatchContext, out: ParsedEventBatch): Generator<void> {
+function* ndjsonSteps(text: string, ctx: EventBatchContext, out: Collector): Generator<void> {
   const length = text.length;
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let items = 0;
@@ -108,7 +120,7 @@ const malformed = () => new AppError('malformed_json', 'The body is not valid JS
  * JSON: the body must be an array (else the whole batch is a 400), index = array position.
  * Elements are decoded one at a time; one longer than a line may be is rejected undecoded.
  */
-function* jsonSteps(text: string, ctx: EventBatchContext, out: ParsedEventBatch): Generator<void> {
+function* jsonSteps(text: string, ctx: EventBatchContext, out: Collector): Generator<void> {
   let i = skipSpace(text, 0);
   if (!isOpenArray(text, i)) {
     if (!beginsOtherValue(text, i)) throw malformed();
@@ -145,7 +157,7 @@ function* jsonSteps(text: string, ctx: EventBatchContext, out: ParsedEventBatch)
   if (i !== text.length) throw malformed();
 }
 
-const stepsOf = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, out: ParsedEventBatch): Generator<void> => {
+const stepsOf = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, out: Collector): Generator<void> => {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   return kind === 'ndjson' ? ndjsonSteps(text, ctx, out) : jsonSteps(text, ctx, out);
 };
@@ -164,7 +176,47 @@ const runSlice = (steps: Generator<void>): boolean => {
   }
 };
 
-const emptyBatch = (): ParsedEventBatch => ({ events: [], indexes: [], rejected: [], rejectedCount: 0 });
+/** Collects events as objects. */
+class EventList implements Collector, ParsedEventBatch {
+  events: PlaybackEvent[] = [];
+  indexes: number[] = [];
+  rejected: ListedRejection[] = [];
+  rejectedCount = 0;
+
+  keep(event: PlaybackEvent, index: number): void {
+    this.events.push(event);
+    this.indexes.push(index);
+  }
+}
+
+/** Collects events into columns: each decoded event is dropped as soon as it is copied. */
+class ColumnList implements Collector, ParsedEventColumns {
+  rejected: ListedRejection[] = [];
+  rejectedCount = 0;
+  readonly columns: EventColumns;
+
+  constructor(keepSessionIds: boolean) {
+    this.columns = new EventColumns({ keepSessionIds });
+  }
+
+  keep(event: PlaybackEvent, index: number): void {
+    this.columns.push(event, index);
+  }
+}
+
+const plain = ({ events, indexes, rejected, rejectedCount }: EventList): ParsedEventBatch => ({ events, indexes, rejected, rejectedCount });
+
+const parse = async <T extends Collector>(body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, out: T): Promise<T> => {
+  const steps = stepsOf(body, kind, ctx, out);
+  while (runSlice(steps)) await nextTurn();
+  return out;
+};
+
+const parseSync = <T extends Collector>(body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, out: T): T => {
+  const steps = stepsOf(body, kind, ctx, out);
+  while (runSlice(steps));
+  return out;
+};
 
 /**
  * Decodes and validates a batch of playback events with partial acceptance: good events are
@@ -173,17 +225,20 @@ const emptyBatch = (): ParsedEventBatch => ({ events: [], indexes: [], rejected:
  * event loop between them, so a 16 MiB batch never holds other requests up for long. Throws an
  * AppError (400) only for a JSON body that is not a valid JSON array.
  */
-export const parseEventBatch = async (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext): Promise<ParsedEventBatch> => {
-  const out = emptyBatch();
-  const steps = stepsOf(body, kind, ctx, out);
-  while (runSlice(steps)) await nextTurn();
-  return out;
-};
+export const parseEventBatch = async (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext): Promise<ParsedEventBatch> =>
+  plain(await parse(body, kind, ctx, new EventList()));
 
 /** The same parse in one go, for replaying the journal (start-up, rebuild), where nothing waits. */
-export const parseEventBatchSync = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext): ParsedEventBatch => {
-  const out = emptyBatch();
-  const steps = stepsOf(body, kind, ctx, out);
-  while (runSlice(steps));
-  return out;
-};
+export const parseEventBatchSync = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext): ParsedEventBatch =>
+  plain(parseSync(body, kind, ctx, new EventList()));
+
+/**
+ * The same parse and checks, the accepted events held in columns (the embedded pipeline).
+ * `keepSessionIds`: keep the session ids too (for a store that counts by id).
+ */
+export const parseEventColumns = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, keepSessionIds = false): Promise<ParsedEventColumns> =>
+  parse(body, kind, ctx, new ColumnList(keepSessionIds));
+
+/** parseEventColumns in one go (replay). */
+export const parseEventColumnsSync = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext): ParsedEventColumns =>
+  parseSync(body, kind, ctx, new ColumnList(false));

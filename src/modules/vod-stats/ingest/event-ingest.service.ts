@@ -1,16 +1,18 @@
 import type { Clock } from '../../../platform/clock.js';
 import type { ErrorReportSink } from '../../../platform/error-report-sink.js';
 import { AppError } from '../../../platform/errors.js';
-import { parseEventBatchSync } from './event-batch.js';
+import { parseEventColumnsSync } from './event-batch.js';
 import type { EventBatchKind } from './event-batch.js';
 import { BatchIntake, ownWorkspaceOnly, type IngestOwners, replayContext, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
-import type { IngestResult, PlaybackEvent } from '../events.schema.js';
+import type { IngestResult } from '../events.schema.js';
+import type { EventColumns } from '../event-columns.js';
 import type { EventJournal, ReplayResult } from '../journal/journal.js';
 import type { RecordResult, StatsStore } from '../store/stats-store.js';
 
 /** A store the ingest pipeline can snapshot (the embedded one); a shared store needs none. */
 export interface SnapshottableStore extends StatsStore {
-  recordSync(events: readonly PlaybackEvent[], receivedAt: number): RecordResult;
+  /** Counts rows [from, to) of a batch held in columns; dropped positions are positions in `events`. */
+  recordColumns(events: EventColumns, receivedAt: number, from?: number, to?: number): RecordResult;
   freeze(): void;
   thaw(): void;
   snapshotLines(): Iterable<string>;
@@ -92,8 +94,8 @@ export class EventIngestService implements EventIngest {
     const result = await this.journal.replay({
       snapshot: (_seq, lines) => this.store.restoreSnapshot(lines),
       batch: (b) => {
-        const { events } = parseEventBatchSync(b.body, b.kind, replayContext(b));
-        this.store.recordSync(events, b.receivedAt);
+        const { columns } = parseEventColumnsSync(b.body, b.kind, replayContext(b));
+        this.store.recordColumns(columns, b.receivedAt);
       },
     });
     this.seq = this.appliedSeq = result.lastSeq;
@@ -139,13 +141,13 @@ export class EventIngestService implements EventIngest {
   }
 
   /** Counts a batch a slice at a time (yielding in between); resolves with the positions the store dropped. */
-  private async countInSlices(events: readonly PlaybackEvent[], receivedAt: number): Promise<readonly number[]> {
-    if (events.length <= EVENTS_PER_COUNT_SLICE) return this.store.recordSync(events, receivedAt).dropped;
+  private async countInSlices(events: EventColumns, receivedAt: number): Promise<readonly number[]> {
+    if (events.length <= EVENTS_PER_COUNT_SLICE) return this.store.recordColumns(events, receivedAt).dropped;
     const dropped: number[] = [];
     for (let from = 0; from < events.length; from += EVENTS_PER_COUNT_SLICE) {
       if (from > 0) await yieldToEventLoop();
-      const slice: RecordResult = this.store.recordSync(events.slice(from, from + EVENTS_PER_COUNT_SLICE), receivedAt);
-      for (const position of slice.dropped) dropped.push(from + position);
+      const slice: RecordResult = this.store.recordColumns(events, receivedAt, from, Math.min(events.length, from + EVENTS_PER_COUNT_SLICE));
+      dropped.push(...slice.dropped);
     }
     return dropped;
   }

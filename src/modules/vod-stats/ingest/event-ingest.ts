@@ -1,9 +1,10 @@
 import type { Clock } from '../../../platform/clock.js';
 import type { ErrorReportSink, PlaybackErrorReport } from '../../../platform/error-report-sink.js';
-import { MAX_LISTED_REJECTIONS, type EventRejection, type IngestResult, type PlaybackEvent } from '../events.schema.js';
+import { MAX_LISTED_REJECTIONS, type EventRejection, type IngestResult } from '../events.schema.js';
+import { TYPE, type EventColumns } from '../event-columns.js';
 import type { JournalBatch } from '../journal/journal.js';
 import { playbackErrorMeaning } from '../playback-error-codes.js';
-import { parseEventBatch, type EventBatchContext, type EventBatchKind, type ListedRejection } from './event-batch.js';
+import { parseEventColumns, type EventBatchContext, type EventBatchKind, type ListedRejection } from './event-batch.js';
 import { AllowedOwners } from './event-fields.js';
 
 /** Who submits a batch, and so which workspaces its events may name. */
@@ -54,18 +55,19 @@ export interface IngestTotals {
   rejected: number;
 }
 
-/** An accepted `error` event as Error Reporting receives it (DESIGN: code, msg, timestamp). */
-export const toErrorReport = (e: PlaybackEvent): PlaybackErrorReport => {
-  const errorCode = e.error_code ?? 999;
+/** Accepted `error` event `i` as Error Reporting receives it (DESIGN: code, msg, timestamp). */
+export const errorReportAt = (columns: EventColumns, i: number): PlaybackErrorReport => {
+  const errorCode = columns.code[i] as number;
+  const details = columns.details?.get(i);
   return {
-    owner: e.owner,
-    url: e.url ?? '',
-    ip: e.ip ?? '',
+    owner: columns.owner[i] as string,
+    url: details?.url ?? '',
+    ip: details?.ip ?? '',
     // Playback error codes are request validation failures: 400 unless the edge said otherwise.
-    code: e.http_status ?? 400,
-    ua: e.ua ?? '',
-    msg: e.msg ?? playbackErrorMeaning[errorCode] ?? 'Unknown',
-    timestamp: Math.floor(e.ts / 1000),
+    code: details?.http_status ?? 400,
+    ua: details?.ua ?? '',
+    msg: details?.msg ?? playbackErrorMeaning[errorCode] ?? 'Unknown',
+    timestamp: Math.floor((columns.ts[i] as number) / 1000),
     errorCode,
   };
 };
@@ -73,9 +75,8 @@ export const toErrorReport = (e: PlaybackEvent): PlaybackErrorReport => {
 /** A batch as parsed at its receipt time. */
 export interface ReceivedBatch {
   receivedAt: number;
-  events: PlaybackEvent[];
-  /** Where each event was in the batch (for rejections reported after counting). */
-  indexes: number[];
+  /** The accepted events (their `index` column: where each was in the batch, for rejections reported after counting). */
+  events: EventColumns;
   rejected: ListedRejection[];
   rejectedCount: number;
   /** The workspaces its events could name, as the journal records it for replay (null: any). */
@@ -92,20 +93,8 @@ export const replayContext = (batch: Pick<JournalBatch, 'receivedAt' | 'owners'>
 const ASSET_LIMIT_DETAIL = "the workspace holds the maximum number of assets in its statistics; events for new assets are dropped";
 const UNKNOWN_OWNER_DETAIL = 'owner is not a known workspace';
 
-/** The distinct owners of `events` (they are usually runs of one owner). */
-const ownersOf = (events: readonly PlaybackEvent[]): string[] => {
-  const owners = new Set<string>();
-  let last: string | undefined;
-  for (const e of events) {
-    if (e.owner === last) continue;
-    last = e.owner;
-    owners.add(last);
-  }
-  return [...owners];
-};
-
 /** The listed rejections of the parse and of counting (asset limit), merged by index; the first few only. */
-const listRejections = (parsed: readonly ListedRejection[], dropped: readonly number[], indexes: readonly number[]): EventRejection[] => {
+const listRejections = (parsed: readonly ListedRejection[], dropped: readonly number[], indexes: Int32Array): EventRejection[] => {
   const out: EventRejection[] = [];
   let p = 0;
   let d = 0;
@@ -136,6 +125,8 @@ export class BatchIntake {
     private readonly clock: Clock,
     private readonly errorReports: ErrorReportSink,
     private readonly owners: IngestOwners,
+    /** Keep each event's session id in its columns (a store that counts by id: the cluster's). */
+    private readonly keepSessionIds = false,
   ) {}
 
   /**
@@ -152,11 +143,11 @@ export class BatchIntake {
         : auth.kind === 'ingest'
           ? { now: receivedAt, owners: new AllowedOwners(await this.owners.allowedOwners(auth.owner)), foreignOwnerCode: 'owner_not_allowed' }
           : { now: receivedAt, owners: null, foreignOwnerCode: 'owner_mismatch' };
-    const parsed = await parseEventBatch(body, kind, ctx);
-    this.totals.rejected += parsed.rejectedCount;
-    if (auth.kind === 'ingest') await this.markUnknownOwners(parsed.rejected);
-    const owners = auth.kind === 'api' ? [auth.owner] : auth.kind === 'ingest' ? ownersOf(parsed.events) : null;
-    return { receivedAt, ...parsed, owners };
+    const { columns, rejected, rejectedCount } = await parseEventColumns(body, kind, ctx, this.keepSessionIds);
+    this.totals.rejected += rejectedCount;
+    if (auth.kind === 'ingest') await this.markUnknownOwners(rejected);
+    const owners = auth.kind === 'api' ? [auth.owner] : auth.kind === 'ingest' ? columns.owners : null;
+    return { receivedAt, events: columns, rejected, rejectedCount, owners };
   }
 
   /** Listed `owner_not_allowed` rejections naming no workspace at all become `unknown_owner`. */
@@ -174,7 +165,7 @@ export class BatchIntake {
 
   /** The answer to a batch with nothing to journal. */
   nothingAccepted(batch: ReceivedBatch): IngestResult {
-    return { accepted: 0, rejected: listRejections(batch.rejected, [], batch.indexes), rejected_count: batch.rejectedCount };
+    return { accepted: 0, rejected: listRejections(batch.rejected, [], batch.events.index), rejected_count: batch.rejectedCount };
   }
 
   /**
@@ -187,23 +178,23 @@ export class BatchIntake {
     this.totals.batches++;
     this.totals.accepted += accepted;
     this.totals.rejected += dropped.length;
+    const { events } = batch;
     let next = 0;
-    for (let i = 0; i < batch.events.length; i++) {
+    for (let i = 0; i < events.length; i++) {
       if (dropped[next] === i) {
         next++;
         continue;
       }
-      const e = batch.events[i] as PlaybackEvent;
-      if (e.type !== 'error') continue;
+      if (events.type[i] !== TYPE.error) continue;
       try {
-        this.errorReports.submit(toErrorReport(e));
+        this.errorReports.submit(errorReportAt(events, i));
       } catch {
         // Best effort by contract (submit never throws); the statistics are what was promised.
       }
     }
     return {
       accepted,
-      rejected: listRejections(batch.rejected, dropped, batch.indexes),
+      rejected: listRejections(batch.rejected, dropped, batch.events.index),
       rejected_count: batch.rejectedCount + dropped.length,
     };
   }

@@ -3,7 +3,8 @@ import { AssetState, MARK, NONE, OwnerState } from './asset-state.js';
 import { AD_LATENCY, F, MANIFEST_LATENCY, Q, emptyWindow } from './bucket-series.js';
 import { historyPoints } from './history.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import { errorKey, sessionHash } from './session-marks.js';
+import { errorKey } from './session-marks.js';
+import { EventColumns, TYPE } from '../event-columns.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
 import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
@@ -18,9 +19,12 @@ export interface MemoryStatsStoreOptions {
   maxAssetsPerWorkspace?: number;
 }
 
+/** Rows [from, to) of `events`, received at `receivedAt`, not visible yet (stats_delay_ms). */
 interface PendingBatch {
   receivedAt: number;
-  events: readonly PlaybackEvent[];
+  events: EventColumns;
+  from: number;
+  to: number;
 }
 
 /** What one batch's receipt time decides. */
@@ -79,14 +83,21 @@ export class MemoryStatsStore implements StatsStore {
    * the batch becomes visible, and drops then only show in `droppedEvents`.
    */
   recordSync(events: readonly PlaybackEvent[], receivedAt: number): RecordResult {
+    return this.recordColumns(EventColumns.fromEvents(events), receivedAt);
+  }
+
+  /**
+   * Counts rows [from, to) of a batch held in columns (what the embedded ingest parses into):
+   * the same as recordSync of those events. Dropped positions are positions in `events`.
+   */
+  recordColumns(events: EventColumns, receivedAt: number, from = 0, to = events.length): RecordResult {
     // A batch counted mid-snapshot would be in neither the snapshot nor (by seq) the replay after it.
     if (this.frozen) throw new Error('vod-stats store: record while a snapshot is being taken');
-    if (events.length === 0) return NOTHING_DROPPED;
+    if (to <= from) return NOTHING_DROPPED;
     const at = Math.max(receivedAt, this.lastReceivedAt);
     this.lastReceivedAt = at;
-    if (this.delayMs === 0) return this.applyBatch(events, at);
-    this.pending.push({ receivedAt: at, events });
-    this.pendingEvents += events.length;
+    if (this.delayMs === 0) return this.applyBatch(events, from, to, at);
+    this.restorePending(at, events, from, to);
     this.releaseDue();
     return NOTHING_DROPPED;
   }
@@ -97,9 +108,9 @@ export class MemoryStatsStore implements StatsStore {
   }
 
   /** Puts back a not-yet-visible batch from a snapshot (in order, before any new batch). */
-  restorePending(receivedAt: number, events: readonly PlaybackEvent[]): void {
-    this.pending.push({ receivedAt, events });
-    this.pendingEvents += events.length;
+  restorePending(receivedAt: number, events: EventColumns, from = 0, to = events.length): void {
+    this.pending.push({ receivedAt, events, from, to });
+    this.pendingEvents += to - from;
   }
 
   /** Holds the state still for a snapshot; the caller also stops recording until `thaw`. */
@@ -126,9 +137,12 @@ export class MemoryStatsStore implements StatsStore {
       this.unranked.delete(state);
       if (this.cachedOwner === state) this.cachedOwner = undefined;
     }
-    if (this.pending.some((b) => b.events.some((e) => e.owner === owner))) {
-      this.pending = this.pending.map((b) => ({ receivedAt: b.receivedAt, events: b.events.filter((e) => e.owner !== owner) }));
-      this.pendingEvents = this.pending.reduce((n, b) => n + b.events.length, 0);
+    if (this.pending.some((b) => b.events.owners.includes(owner))) {
+      this.pending = this.pending.map((b) => {
+        const events = b.events.without(owner, b.from, b.to);
+        return { receivedAt: b.receivedAt, events, from: 0, to: events.length };
+      });
+      this.pendingEvents = this.pending.reduce((n, b) => n + b.to - b.from, 0);
     }
   }
 
@@ -151,17 +165,17 @@ export class MemoryStatsStore implements StatsStore {
     const now = this.clock.now();
     while (this.pending.length > 0 && (this.pending[0] as PendingBatch).receivedAt + this.delayMs <= now) {
       const batch = this.pending.shift() as PendingBatch;
-      this.pendingEvents -= batch.events.length;
-      this.applyBatch(batch.events, batch.receivedAt);
+      this.pendingEvents -= batch.to - batch.from;
+      this.applyBatch(batch.events, batch.from, batch.to, batch.receivedAt);
     }
   }
 
-  private applyBatch(events: readonly PlaybackEvent[], receivedAt: number): RecordResult {
+  private applyBatch(events: EventColumns, from: number, to: number, receivedAt: number): RecordResult {
     const second = secondOf(receivedAt);
     const receipt: Receipt = { receivedAt, second, summaryFirst: windowStart(second) };
     let dropped: number[] | undefined;
-    for (let i = 0; i < events.length; i++) {
-      if (!this.apply(events[i] as PlaybackEvent, receipt)) (dropped ??= []).push(i);
+    for (let i = from; i < to; i++) {
+      if (!this.apply(events, i, receipt)) (dropped ??= []).push(i);
     }
     // Re-ranking in bulk now and then, not per batch: an asset changing many times in between
     // is re-inserted once. (Rank order depends only on the keys, so when this runs changes nothing visible.)
@@ -216,54 +230,57 @@ export class MemoryStatsStore implements StatsStore {
    * summary and history, no dedupe: there are no marks at the workspace level), and `rebuffer`
    * reports (playback quality history of the asset if it is held, and of the workspace).
    */
-  private applyOutsideAssets(e: PlaybackEvent, owner: OwnerState, r: Receipt): void {
-    const minute = minuteOf(e.ts);
-    if (e.type === 'rebuffer') {
-      const asset = owner.assets.get(e.asset_id);
+  private applyOutsideAssets(c: EventColumns, i: number, type: number, owner: OwnerState, r: Receipt): void {
+    const ts = c.ts[i] as number;
+    const minute = minuteOf(ts);
+    if (type === TYPE.rebuffer) {
+      const asset = owner.assets.get(c.asset[i] as string);
       if (asset !== undefined && asset.anchorTs + RETENTION_MS >= r.receivedAt) asset.qoeSeries().add(minute, Q.rebuffers);
       owner.qoeSeries().add(minute, Q.rebuffers);
       return;
     }
-    const second = secondOf(e.ts);
+    const second = secondOf(ts);
     const summarised = second >= r.summaryFirst;
-    if (e.type === 'error') {
-      const code = e.error_code ?? 999;
+    if (type === TYPE.error) {
+      const code = c.code[i] as number;
       owner.history.addError(minute, code);
       if (summarised) owner.detail.addError(second, code);
       return;
     }
-    const field = FIELD_OF[e.type];
+    const field = FIELD_OF[type] as number;
     owner.history.add(minute, field);
     if (summarised) owner.detail.add(second, field);
-    const latency = e.latency_ms;
-    if (latency !== undefined && (e.type === 'manifest' || e.type === 'ad')) {
-      const base = e.type === 'manifest' ? MANIFEST_LATENCY : AD_LATENCY;
+    const latency = c.value[i] as number;
+    if (!Number.isNaN(latency) && (type === TYPE.manifest || type === TYPE.ad)) {
+      const base = type === TYPE.manifest ? MANIFEST_LATENCY : AD_LATENCY;
       owner.history.addLatency(minute, base, latency);
       if (summarised) owner.detail.addLatency(second, base, latency);
     }
   }
 
-  /** Counts one event; false when it was dropped (a new asset past the workspace's limit). */
-  private apply(e: PlaybackEvent, r: Receipt): boolean {
-    const owner = this.ownerState(e.owner);
-    if (e.workspace_only === true || e.type === 'rebuffer') {
-      this.applyOutsideAssets(e, owner, r);
+  /** Counts event `i` of `c`; false when it was dropped (a new asset past the workspace's limit). */
+  private apply(c: EventColumns, i: number, r: Receipt): boolean {
+    const owner = this.ownerState(c.owner[i] as string);
+    const type = c.type[i] as number;
+    if (type === TYPE.rebuffer || c.workspaceOnly(i)) {
+      this.applyOutsideAssets(c, i, type, owner, r);
       return true;
     }
-    let asset = owner.assets.get(e.asset_id);
+    const assetId = c.asset[i] as string;
+    let asset = owner.assets.get(assetId);
     if (asset !== undefined && asset.anchorTs + RETENTION_MS < r.receivedAt) {
       owner.removeAsset(asset);
       asset = undefined;
     }
     if (asset === undefined) {
       if (!this.roomFor(owner, r.receivedAt)) return false;
-      asset = new AssetState(e.asset_id, this.nextAssetSeq());
-      owner.assets.set(e.asset_id, asset);
+      asset = new AssetState(assetId, this.nextAssetSeq());
+      owner.assets.set(assetId, asset);
     }
     asset.cachedStats = undefined;
-    const ts = e.ts;
+    const ts = c.ts[i] as number;
     let moved = false;
-    if (e.type === 'start' && ts > asset.startTs) {
+    if (type === TYPE.start && ts > asset.startTs) {
       asset.startTs = ts;
       moved = true;
     }
@@ -280,7 +297,7 @@ export class MemoryStatsStore implements StatsStore {
     const minute = minuteOf(ts);
     const detailed = second >= asset.floor;
     const summarised = second >= r.summaryFirst;
-    if (e.type === 'request') {
+    if (type === TYPE.request) {
       asset.history.add(minute, F.requests);
       owner.history.add(minute, F.requests);
       if (detailed) asset.detail.add(second, F.requests);
@@ -288,11 +305,11 @@ export class MemoryStatsStore implements StatsStore {
       return true;
     }
     const live = asset.isLive(second, r.second);
-    if (e.type === 'error') {
-      const code = e.error_code ?? 999;
+    if (type === TYPE.error) {
+      const code = c.code[i] as number;
       if (live) {
         const marks = asset.errorTable();
-        const at = marks.ensure(errorKey(sessionHash(e.session_id), code));
+        const at = marks.ensure(errorKey(c.session[i] as number, code));
         const seen = marks.second(at, 1);
         if (seen !== NONE && asset.isLive(seen, r.second)) return true;
         marks.setSecond(at, 1, second);
@@ -303,10 +320,10 @@ export class MemoryStatsStore implements StatsStore {
       if (summarised) owner.detail.addError(second, code);
       return true;
     }
-    const kind = e.type === 'start' ? MARK.start : e.type === 'manifest' ? MARK.manifest : MARK.ad;
+    const kind = type === TYPE.start ? MARK.start : type === TYPE.manifest ? MARK.manifest : MARK.ad;
     if (live) {
       const marks = asset.sessionTable();
-      const at = marks.ensure(sessionHash(e.session_id));
+      const at = marks.ensure(c.session[i] as number);
       const seen = marks.second(at, kind);
       if (seen !== NONE && asset.isLive(seen, r.second)) return true;
       marks.setSecond(at, kind, second);
@@ -316,23 +333,24 @@ export class MemoryStatsStore implements StatsStore {
     owner.history.add(minute, field);
     if (detailed) asset.detail.add(second, field);
     if (summarised) owner.detail.add(second, field);
-    const latency = e.latency_ms;
-    if (latency !== undefined && kind !== MARK.start) {
-      const base = kind === MARK.manifest ? MANIFEST_LATENCY : AD_LATENCY;
-      asset.history.addLatency(minute, base, latency);
-      owner.history.addLatency(minute, base, latency);
-      if (detailed) asset.detail.addLatency(second, base, latency);
-      if (summarised) owner.detail.addLatency(second, base, latency);
+    const value = c.value[i] as number;
+    if (kind !== MARK.start) {
+      if (!Number.isNaN(value)) {
+        const base = kind === MARK.manifest ? MANIFEST_LATENCY : AD_LATENCY;
+        asset.history.addLatency(minute, base, value);
+        owner.history.addLatency(minute, base, value);
+        if (detailed) asset.detail.addLatency(second, base, value);
+        if (summarised) owner.detail.addLatency(second, base, value);
+      }
+      return true;
     }
-    if (kind === MARK.start) {
-      if (e.startup_ms !== undefined) {
-        asset.qoeSeries().addStartup(minute, e.startup_ms);
-        owner.qoeSeries().addStartup(minute, e.startup_ms);
-      }
-      if (asset.inWindow(second)) {
-        asset.windowNew++;
-        if (owner.markDirty(asset)) this.unranked.add(owner);
-      }
+    if (!Number.isNaN(value)) {
+      asset.qoeSeries().addStartup(minute, value);
+      owner.qoeSeries().addStartup(minute, value);
+    }
+    if (asset.inWindow(second)) {
+      asset.windowNew++;
+      if (owner.markDirty(asset)) this.unranked.add(owner);
     }
     return true;
   }
@@ -462,6 +480,7 @@ export class MemoryStatsStore implements StatsStore {
   }
 }
 
-const FIELD_OF = { request: F.requests, manifest: F.manifest, ad: F.ad, start: F.starts } as const;
+/** The window field of each type counted as a plain field (by TYPE). */
+const FIELD_OF: readonly number[] = [F.requests, F.manifest, F.ad, F.starts];
 
 const NOTHING_DROPPED: RecordResult = Object.freeze({ dropped: [] as number[] });

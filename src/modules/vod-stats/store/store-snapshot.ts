@@ -2,6 +2,7 @@ import { AssetState } from './asset-state.js';
 import type { OwnerState } from './asset-state.js';
 import { BucketSeries, QOE_STRIDE, finiteList } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
+import { EventColumns, TYPE_NAMES, intern } from '../event-columns.js';
 import type { MemoryStatsStore } from './memory-stats-store.js';
 
 /**
@@ -10,7 +11,10 @@ import type { MemoryStatsStore } from './memory-stats-store.js';
  *   ["playline-vod-stats", 2, lastReceivedAt]
  *   ["o", ownerId, detail, history, qoe|0]                     workspace totals (BucketSeries)
  *   ["a", assetId, startTs, latestTs, floor, detail, history, sessionMarks, errorMarks, qoe|0]
- *   ["p", receivedAt, [event...]]                              not yet visible (stats_delay_ms)
+ *   ["p", receivedAt, [row...]]                                not yet visible (stats_delay_ms)
+ * A pending row is [type, owner, asset, sessionHash, ts, latency or startup|null, errorCode,
+ * workspaceOnly 0|1] (EventColumns; type by TYPE). Earlier builds wrote event objects there
+ * (with the session id): they are still read.
  *   ["end", owners, assets]
  * Asset lines belong to the owner line before them. Every number is checked to be finite on
  * the way in: a snapshot is data from disk, never trusted.
@@ -34,7 +38,7 @@ export function* snapshotLines(store: MemoryStatsStore): Generator<string> {
       ]);
     }
   }
-  for (const batch of store.pendingBatches()) yield JSON.stringify(['p', batch.receivedAt, batch.events]);
+  for (const batch of store.pendingBatches()) yield JSON.stringify(['p', batch.receivedAt, pendingRows(batch.events, batch.from, batch.to)]);
   yield JSON.stringify(['end', owners, assets]);
 }
 
@@ -76,6 +80,35 @@ const pendingEvent = (value: unknown): PlaybackEvent => {
   num(e.ts);
   if (!optionalNumber(e.latency_ms) || !optionalNumber(e.error_code) || !optionalNumber(e.startup_ms)) fail('pending event numbers');
   return e as unknown as PlaybackEvent;
+};
+
+/** Rows [from, to) of pending columns as snapshot rows. */
+const pendingRows = (c: EventColumns, from: number, to: number): unknown[] => {
+  const rows: unknown[] = [];
+  for (let i = from; i < to; i++) {
+    rows.push([c.type[i], c.owner[i], c.asset[i], c.session[i], c.ts[i], c.valueAt(i) ?? null, c.code[i], c.workspaceOnly(i) ? 1 : 0]);
+  }
+  return rows;
+};
+
+const SESSION_HASH_LIMIT = 2 ** 53;
+/** Pending rows read back, each checked (the file may have changed since it was written). */
+const pendingColumns = (rows: unknown[]): EventColumns => {
+  if (rows.some((row) => !Array.isArray(row))) return EventColumns.fromEvents(rows.map(pendingEvent));
+  const columns = new EventColumns({ capacity: rows.length });
+  rows.forEach((value, i) => {
+    const row = list(value);
+    if (row.length !== 8) fail('malformed pending row');
+    const type = num(row[0]);
+    if (!Number.isInteger(type) || TYPE_NAMES[type] === undefined) fail('pending row type');
+    const session = num(row[3]);
+    if (!Number.isInteger(session) || session < 0 || session >= SESSION_HASH_LIMIT) fail('pending row session');
+    const code = num(row[6]);
+    if (!Number.isInteger(code) || code < 0 || code > 0xffff) fail('pending row error code');
+    const value_ = row[5] === null ? undefined : num(row[5]);
+    columns.pushRow(type, str(row[1]), intern(str(row[2])), session, num(row[4]), value_, code, row[7] === 1, i);
+  });
+  return columns;
 };
 
 const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]): void => {
@@ -140,7 +173,7 @@ export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>
         assets++;
         break;
       case 'p':
-        store.restorePending(num(row[1]), list(row[2]).map(pendingEvent));
+        store.restorePending(num(row[1]), pendingColumns(list(row[2])));
         break;
       case 'end':
         if (num(row[1]) !== owners || num(row[2]) !== assets) fail('the end line does not match the lines before it');
