@@ -101,6 +101,11 @@ export class EventColumns {
     this.index = wider(this.index, (n) => new Int32Array(n));
   }
 
+  /** The workspace of the row pushed last (already checked against the batch's allowed workspaces). */
+  lastOwnerId(): string | undefined {
+    return this.lastOwner;
+  }
+
   private ownerOf(owner: string): string {
     if (owner === this.lastOwner) return this.lastOwner;
     const canonical = intern(owner);

@@ -3,6 +3,7 @@ import { AppError } from '../../../platform/errors.js';
 import { MAX_EVENT_LINE_BYTES, MAX_LISTED_REJECTIONS } from '../events.schema.js';
 import type { EventRejection, PlaybackEvent } from '../events.schema.js';
 import { EventColumns } from '../event-columns.js';
+import { scanEvent } from './event-line.js';
 import { MIN_EVENT_CHARS, Rejection, toEvent, type EventBatchContext } from './event-fields.js';
 import { beginsOtherValue, isCloseArray, isComma, isOpenArray, skipSpace, valueEnd } from './json-array.js';
 
@@ -34,6 +35,11 @@ export interface ParsedEventColumns extends Rejections {
 /** Where a parse puts what it accepts and rejects. */
 interface Collector extends Rejections {
   keep(event: PlaybackEvent, index: number): void;
+  /**
+   * Takes the event that is `text` from `start` to `end` without decoding it, when it can (see
+   * scanEvent); false: decode it the general way.
+   */
+  scan?(text: string, start: number, end: number, ctx: EventBatchContext, index: number): boolean;
 }
 
 /**
@@ -102,7 +108,7 @@ function* ndjsonSteps(text: string, ctx: EventBatchContext, out: Collector): Gen
     const chars = end - start;
     if (chars > SAFE_LINE_CHARS && Buffer.byteLength(text.slice(start, end)) > MAX_EVENT_LINE_BYTES) {
       reject(out, index, LINE_TOO_LONG);
-    } else if (chars > 0 && !(chars === 1 && text.charCodeAt(start) === 13)) {
+    } else if (chars > 0 && !(chars === 1 && text.charCodeAt(start) === 13) && out.scan?.(text, start, end, ctx, index) !== true) {
       takeLine(out, index, text.slice(start, end), ctx);
     }
     start = end + 1;
@@ -135,7 +141,7 @@ function* jsonSteps(text: string, ctx: EventBatchContext, out: Collector): Gener
       const end = valueEnd(text, i);
       if (end < 0) throw malformed();
       if (end - i > SAFE_LINE_CHARS && Buffer.byteLength(text.slice(i, end)) > MAX_EVENT_LINE_BYTES) reject(out, index, ELEMENT_TOO_LONG);
-      else {
+      else if (out.scan?.(text, i, end, ctx, index) !== true) {
         const value = decode(text.slice(i, end));
         if (value === MALFORMED) throw malformed();
         take(out, index, value, ctx);
@@ -201,6 +207,11 @@ class ColumnList implements Collector, ParsedEventColumns {
 
   keep(event: PlaybackEvent, index: number): void {
     this.columns.push(event, index);
+  }
+
+  scan(text: string, start: number, end: number, ctx: EventBatchContext, index: number): boolean {
+    // The scanner keeps no session id: a store that counts by id decodes every event.
+    return this.columns.sessionIds === null && scanEvent(text, start, end, ctx, this.columns, index);
   }
 }
 

@@ -23,11 +23,14 @@ const mix32 = (h: number): number => {
  * hashes of the UTF-16 units (FNV-1a's prime and murmur2's multiplier, different seeds), each
  * finalised, the second cross-mixed with the first, 21 bits of it on top of the 32 of the first.
  */
-export const sessionHash = (id: string): number => {
+export const sessionHash = (id: string): number => sessionHashOf(id, 0, id.length);
+
+/** sessionHash of the id that is `text` from `start` to `end` (a raw line's string, without slicing it out). */
+export const sessionHashOf = (text: string, start: number, end: number): number => {
   let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ id.length;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
+  let h2 = 0x9747b28c ^ (end - start);
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 0x01000193);
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
   }
