@@ -35,11 +35,6 @@ export interface ParsedEventColumns extends Rejections {
 /** Where a parse puts what it accepts and rejects. */
 interface Collector extends Rejections {
   keep(event: PlaybackEvent, index: number): void;
-  /**
-   * Takes the event that is `text` from `start` to `end` without decoding it, when it can (see
-   * scanEvent); false: decode it the general way.
-   */
-  scan?(text: string, start: number, end: number, ctx: EventBatchContext, index: number): boolean;
 }
 
 /**
@@ -108,8 +103,44 @@ function* ndjsonSteps(text: string, ctx: EventBatchContext, out: Collector): Gen
     const chars = end - start;
     if (chars > SAFE_LINE_CHARS && Buffer.byteLength(text.slice(start, end)) > MAX_EVENT_LINE_BYTES) {
       reject(out, index, LINE_TOO_LONG);
-    } else if (chars > 0 && !(chars === 1 && text.charCodeAt(start) === 13) && out.scan?.(text, start, end, ctx, index) !== true) {
+    } else if (chars > 0 && !(chars === 1 && text.charCodeAt(start) === 13)) {
       takeLine(out, index, text.slice(start, end), ctx);
+    }
+    start = end + 1;
+    if (++items >= SLICE_ITEMS || start - sliceStart >= SLICE_CHARS) {
+      if (start < length) yield;
+      items = 0;
+      sliceStart = start;
+    }
+  }
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * NDJSON into columns, from the bytes: the same lines, indexes and outcomes as ndjsonSteps of the
+ * decoded text (a newline byte never belongs to a multi-byte character, so each line decodes
+ * alone to what it is in the whole). A line of the common shape is scanned without decoding
+ * (scanEvent); any other is decoded and taken as ndjsonSteps takes it.
+ */
+function* ndjsonByteSteps(bytes: Buffer, ctx: EventBatchContext, out: ColumnList): Generator<void> {
+  const length = bytes.length;
+  // A byte-order mark (EF BB BF) decodes to U+FEFF, which ndjsonSteps skips.
+  let start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let items = 0;
+  let sliceStart = start;
+  for (let index = 0; start < length; index++) {
+    let end = bytes.indexOf(LF, start);
+    if (end === -1) end = length;
+    const size = end - start;
+    if (size > SAFE_LINE_CHARS) {
+      // Long enough that its decoded length matters: decided on the decoded line, as ndjsonSteps does.
+      const line = bytes.toString('utf8', start, end);
+      if (line.length > SAFE_LINE_CHARS && Buffer.byteLength(line) > MAX_EVENT_LINE_BYTES) reject(out, index, LINE_TOO_LONG);
+      else takeLine(out, index, line, ctx);
+    } else if (size > 0 && !(size === 1 && bytes[start] === CR) && !scanEvent(bytes, start, end, ctx, out.columns, index)) {
+      takeLine(out, index, bytes.toString('utf8', start, end), ctx);
     }
     start = end + 1;
     if (++items >= SLICE_ITEMS || start - sliceStart >= SLICE_CHARS) {
@@ -141,7 +172,7 @@ function* jsonSteps(text: string, ctx: EventBatchContext, out: Collector): Gener
       const end = valueEnd(text, i);
       if (end < 0) throw malformed();
       if (end - i > SAFE_LINE_CHARS && Buffer.byteLength(text.slice(i, end)) > MAX_EVENT_LINE_BYTES) reject(out, index, ELEMENT_TOO_LONG);
-      else if (out.scan?.(text, i, end, ctx, index) !== true) {
+      else {
         const value = decode(text.slice(i, end));
         if (value === MALFORMED) throw malformed();
         take(out, index, value, ctx);
@@ -164,6 +195,7 @@ function* jsonSteps(text: string, ctx: EventBatchContext, out: Collector): Gener
 }
 
 const stepsOf = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, out: Collector): Generator<void> => {
+  if (kind === 'ndjson' && out instanceof ColumnList && out.scans) return ndjsonByteSteps(typeof body === 'string' ? Buffer.from(body) : body, ctx, out);
   const text = typeof body === 'string' ? body : body.toString('utf8');
   return kind === 'ndjson' ? ndjsonSteps(text, ctx, out) : jsonSteps(text, ctx, out);
 };
@@ -209,9 +241,9 @@ class ColumnList implements Collector, ParsedEventColumns {
     this.columns.push(event, index);
   }
 
-  scan(text: string, start: number, end: number, ctx: EventBatchContext, index: number): boolean {
-    // The scanner keeps no session id: a store that counts by id decodes every event.
-    return this.columns.sessionIds === null && scanEvent(text, start, end, ctx, this.columns, index);
+  /** Whether events can be scanned from the bytes (no session id kept: a store that counts by id decodes every event). */
+  get scans(): boolean {
+    return this.columns.sessionIds === null;
   }
 }
 

@@ -113,16 +113,18 @@ test('scanned or decoded, a batch gives exactly the events and rejections of JSO
   );
 });
 
-test('every valid line of the common shape is taken by the scanner itself, as decoding would take it (property)', async () => {
+test('every valid line of the common shape with ASCII ids is taken by the scanner itself, as decoding would take it (property)', async () => {
   const valid = commonLine.filter((line) => {
     const e = JSON.parse(line) as Record<string, unknown>;
     const type = e.type as string;
-    return type !== 'error' && e.owner !== 'ws3' && (e.latency_ms === undefined || type === 'manifest' || type === 'ad') && (e.startup_ms === undefined || type === 'start');
+    const ascii = [e.owner, e.asset_id, e.session_id].every((id) => /^[\x20-\x7e]*$/.test(id as string));
+    return ascii && type !== 'error' && e.owner !== 'ws3' && (e.latency_ms === undefined || type === 'manifest' || type === 'ad') && (e.startup_ms === undefined || type === 'start');
   });
   await fc.assert(
     fc.asyncProperty(valid, async (line) => {
       const columns = new EventColumns();
-      assert.equal(scanEvent(line, 0, line.length, context(), columns, 0), true, line);
+      const bytes = Buffer.from(line);
+      assert.equal(scanEvent(bytes, 0, bytes.length, context(), columns, 0), true, line);
       const decoded = await parseEventBatch(line, 'ndjson', context());
       assert.deepEqual(rowOf(columns, 0), eventRow(decoded.events[0] as PlaybackEvent, 0));
     }),
@@ -131,7 +133,10 @@ test('every valid line of the common shape is taken by the scanner itself, as de
 });
 
 test('the scanner takes the common shape itself, and leaves escapes, repeated members, error events and refusals alone', () => {
-  const take = (line: string): boolean => scanEvent(line, 0, line.length, context(), new EventColumns(), 0);
+  const take = (line: string): boolean => {
+    const bytes = Buffer.from(line);
+    return scanEvent(bytes, 0, bytes.length, context(), new EventColumns(), 0);
+  };
   assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"s1"}'), true);
   assert.equal(take(` { "ts" : ${NOW - 1000} ,"latency_ms":12.5, "type":"manifest","owner":"ws1","asset_id":"a1","session_id":"s1" , "url":null} \r`), true);
   assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"s\\u0031"}'), false, 'an escape');
@@ -144,15 +149,34 @@ test('the scanner takes the common shape itself, and leaves escapes, repeated me
   assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"s1","latency_ms":3}'), false, 'latency on a start');
   assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"s1","extra":{"nested":1}}'), false, 'a nested value');
   assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"s1"}x'), false, 'text after the object');
+  assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"sé"}'), false, 'an id that is not ASCII (decoded the general way)');
+  assert.equal(take('{"type":"start","owner":"ws1","asset_id":"a1","session_id":"s1","note":"é"}'), true, 'not ASCII in a member nobody reads');
 });
 
-test('a new asset id is kept as a copy of its own, never a slice of the batch text', () => {
+test('an event is read from its line\'s bytes only: an asset id, its workspace and its session as decoding gives them', () => {
   const columns = new EventColumns();
   const id = `asset-${'7'.repeat(40)}`;
-  const line = `{"type":"start","owner":"ws1","asset_id":"${id}","session_id":"s1"}${' '.repeat(100_000)}`;
-  assert.equal(scanEvent(line, 0, line.length, context(), columns, 0), true);
+  const line = Buffer.from(`{"type":"start","owner":"ws1","asset_id":"${id}","session_id":"s1"}\n{"type":"ad"`);
+  assert.equal(scanEvent(line, 0, line.indexOf(0x0a), context(), columns, 0), true);
   assert.equal(columns.asset[0], id);
   assert.equal(columns.owner[0], 'ws1');
   assert.equal(columns.session[0], sessionHash('s1'));
   assert.equal(columns.ts[0], NOW);
+});
+
+test('bodies with bytes that are not UTF-8, byte-order marks and CRLF give the events and rejections of decoding the whole body (property)', async () => {
+  const junk = fc.uint8Array({ minLength: 1, maxLength: 4 }).map((b) => Buffer.from(b));
+  const piece = fc.oneof({ weight: 6, arbitrary: commonLine.map((l) => Buffer.from(l)) }, junk, fc.constant(Buffer.from('\r')), fc.constant(Buffer.from([0xef, 0xbb, 0xbf])));
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.array(piece, { minLength: 1, maxLength: 3 }), { maxLength: 20 }), async (lines) => {
+      const body = Buffer.concat(lines.flatMap((parts) => [...parts, Buffer.from('\n')]));
+      const objects = await parseEventBatch(body, 'ndjson', context());
+      const columns = await parseEventColumns(body, 'ndjson', context());
+      const rows = Array.from({ length: columns.columns.length }, (_, i) => rowOf(columns.columns, i));
+      assert.deepEqual(rows, objects.events.map((e, i) => eventRow(e, objects.indexes[i] as number)));
+      assert.deepEqual(columns.rejected, objects.rejected);
+      assert.equal(columns.rejectedCount, objects.rejectedCount);
+    }),
+    { seed: 20261126, numRuns: 300 },
+  );
 });

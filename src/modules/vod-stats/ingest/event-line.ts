@@ -1,6 +1,8 @@
 /**
  * The ingest hot path's scanner (issue 18, point 4): one event of the common shape read straight
- * from the batch's text into columns, with no JSON.parse, no object and no string per event.
+ * from the batch's bytes into columns: no UTF-8 decoding, no JSON.parse, no object and no string
+ * per event. The ids it reads are ASCII (a byte at or above 0x80 in one sends the event down the
+ * general path), so a byte is the UTF-16 unit JSON.parse would have made of it.
  *
  * It only ever accepts. Anything it does not recognise as plainly valid (an escape in a string,
  * a nested value, a repeated member, any value toEvent would refuse, an error event) makes it
@@ -10,7 +12,7 @@
  */
 import { MAX_ID_LENGTH, MAX_LATENCY_MS } from '../events.schema.js';
 import { TYPE, intern, type EventColumns } from '../event-columns.js';
-import { sessionHashOf } from '../store/session-marks.js';
+import { sessionHashOfAscii } from '../store/session-marks.js';
 import { RETENTION_MS } from '../stats-window.js';
 import type { EventBatchContext } from './event-fields.js';
 
@@ -33,41 +35,48 @@ const NINE = 0x39;
 /** The members toEvent reads, by number; others are skipped. */
 const K = { type: 0, owner: 1, asset: 2, session: 3, ts: 4, latency: 5, startup: 6, scope: 7, code: 8 } as const;
 type K = (typeof K)[keyof typeof K];
-/** The known member whose name is `text` from `from` to `to`, or -1: compared in place, nothing sliced. */
-const keyAt = (text: string, from: number, to: number): number => {
+/** Whether the ASCII `word` stands in `bytes` at `at`. */
+const wordAt = (bytes: Uint8Array, at: number, word: string): boolean => {
+  if (at + word.length > bytes.length) return false;
+  for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word.charCodeAt(i)) return false;
+  return true;
+};
+
+/** The known member whose name is `bytes` from `from` to `to`, or -1: compared in place, nothing decoded. */
+const keyAt = (text: Uint8Array, from: number, to: number): number => {
   switch (to - from) {
     case 2:
-      return text.startsWith('ts', from) ? K.ts : -1;
+      return wordAt(text, from, 'ts') ? K.ts : -1;
     case 4:
-      return text.startsWith('type', from) ? K.type : -1;
+      return wordAt(text, from, 'type') ? K.type : -1;
     case 5:
-      return text.startsWith('owner', from) ? K.owner : -1;
+      return wordAt(text, from, 'owner') ? K.owner : -1;
     case 8:
-      return text.startsWith('asset_id', from) ? K.asset : -1;
+      return wordAt(text, from, 'asset_id') ? K.asset : -1;
     case 10:
-      if (text.startsWith('session_id', from)) return K.session;
-      if (text.startsWith('latency_ms', from)) return K.latency;
-      if (text.startsWith('startup_ms', from)) return K.startup;
-      return text.startsWith('error_code', from) ? K.code : -1;
+      if (wordAt(text, from, 'session_id')) return K.session;
+      if (wordAt(text, from, 'latency_ms')) return K.latency;
+      if (wordAt(text, from, 'startup_ms')) return K.startup;
+      return wordAt(text, from, 'error_code') ? K.code : -1;
     case 14:
-      return text.startsWith('workspace_only', from) ? K.scope : -1;
+      return wordAt(text, from, 'workspace_only') ? K.scope : -1;
     default:
       return -1;
   }
 };
 
 /** The type code of a type name other than `error` (from `from` to `to`), or -1. */
-const typeAt = (text: string, from: number, to: number): number => {
+const typeAt = (text: Uint8Array, from: number, to: number): number => {
   switch (to - from) {
     case 2:
-      return text.startsWith('ad', from) ? TYPE.ad : -1;
+      return wordAt(text, from, 'ad') ? TYPE.ad : -1;
     case 5:
-      return text.startsWith('start', from) ? TYPE.start : -1;
+      return wordAt(text, from, 'start') ? TYPE.start : -1;
     case 7:
-      return text.startsWith('request', from) ? TYPE.request : -1;
+      return wordAt(text, from, 'request') ? TYPE.request : -1;
     case 8:
-      if (text.startsWith('manifest', from)) return TYPE.manifest;
-      return text.startsWith('rebuffer', from) ? TYPE.rebuffer : -1;
+      if (wordAt(text, from, 'manifest')) return TYPE.manifest;
+      return wordAt(text, from, 'rebuffer') ? TYPE.rebuffer : -1;
     default:
       return -1;
   }
@@ -96,19 +105,21 @@ const isEscape = (c: number): boolean => c === QUOTE || c === BACKSLASH || c ===
 
 /**
  * The position of the closing quote of the string whose opening quote is at `i`, or -1 for one
- * JSON.parse would refuse (a control character, a bad escape, no end) or, unless `escapes`, one
- * with any escape (its value would need decoding).
+ * JSON.parse would refuse (a control character, a bad escape, no end) or, unless `escapes` (a
+ * value that is only skipped), one with any escape or any byte that is not ASCII.
  */
-const stringEnd = (text: string, i: number, end: number, escapes: boolean): number => {
+const stringEnd = (text: Uint8Array, i: number, end: number, escapes: boolean): number => {
   for (let j = i + 1; j < end; j++) {
-    const c = text.charCodeAt(j);
+    const c = text[j] as number;
     if (c === QUOTE) return j;
     if (c < SPACE) return -1;
+    // Not ASCII: fine in a value nobody reads (decoding can only make it characters), never in one read here.
+    if (c >= 0x80 && !escapes) return -1;
     if (c === BACKSLASH) {
       if (!escapes) return -1;
-      const e = text.charCodeAt(++j);
+      const e = text[++j] as number;
       if (e === 0x75) {
-        if (j + 4 >= end || !isHex(text.charCodeAt(j + 1)) || !isHex(text.charCodeAt(j + 2)) || !isHex(text.charCodeAt(j + 3)) || !isHex(text.charCodeAt(j + 4))) return -1;
+        if (j + 4 >= end || !isHex(text[j + 1] as number) || !isHex(text[j + 2] as number) || !isHex(text[j + 3] as number) || !isHex(text[j + 4] as number)) return -1;
         j += 4;
       } else if (!isEscape(e)) return -1;
     }
@@ -116,73 +127,108 @@ const stringEnd = (text: string, i: number, end: number, escapes: boolean): numb
   return -1;
 };
 
+/**
+ * stringEnd of an asset id (ASCII, no escape), hashing its bytes on the way (FNV-1a, 30 bits: a
+ * small integer) into `scan.number[K.asset]`, for assetIdAt.
+ */
+const assetEnd = (text: Uint8Array, i: number, end: number): number => {
+  let h = 0x811c9dc5;
+  for (let j = i + 1; j < end; j++) {
+    const c = text[j] as number;
+    if (c === QUOTE) {
+      scan.number[K.asset] = h & 0x3fffffff;
+      return j;
+    }
+    if (c < SPACE || c >= 0x80 || c === BACKSLASH) return -1;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return -1;
+};
+
+/** 10^0 to 10^16, each an exact double. */
+const POWERS_OF_TEN = Array.from({ length: 17 }, (_, n) => 10 ** n);
+
 /** The end of the JSON number at `i` (its exact grammar), or -1; its value is left in `scan.number[k]`. */
-const numberEnd = (text: string, i: number, end: number, k: number): number => {
+const numberEnd = (text: Uint8Array, i: number, end: number, k: number): number => {
   const first = i;
-  if (text.charCodeAt(i) === MINUS) i++;
+  if ((text[i] as number) === MINUS) i++;
   const digits = i;
-  let c = text.charCodeAt(i);
+  let c = (text[i] as number);
   if (c === ZERO) i++;
   else if (c > ZERO && c <= NINE) {
-    while (i < end && (c = text.charCodeAt(i)) >= ZERO && c <= NINE) i++;
+    while (i < end && (c = (text[i] as number)) >= ZERO && c <= NINE) i++;
   } else return -1;
   let integer = true;
-  if (i < end && text.charCodeAt(i) === DOT) {
+  let fractionDigits = 0;
+  if (i < end && (text[i] as number) === DOT) {
     integer = false;
     const fraction = ++i;
-    while (i < end && (c = text.charCodeAt(i)) >= ZERO && c <= NINE) i++;
+    while (i < end && (c = (text[i] as number)) >= ZERO && c <= NINE) i++;
     if (i === fraction) return -1;
+    fractionDigits = i - fraction;
   }
-  c = text.charCodeAt(i);
+  c = (text[i] as number);
   if (i < end && (c === 0x65 || c === 0x45)) {
     integer = false;
+    fractionDigits = 0;
     i++;
-    c = text.charCodeAt(i);
+    c = (text[i] as number);
     if (c === PLUS || c === MINUS) i++;
     const exponent = i;
-    while (i < end && (c = text.charCodeAt(i)) >= ZERO && c <= NINE) i++;
+    while (i < end && (c = (text[i] as number)) >= ZERO && c <= NINE) i++;
     if (i === exponent) return -1;
   }
   if (integer && i - digits <= 15) {
     let value = 0;
-    for (let j = digits; j < i; j++) value = value * 10 + (text.charCodeAt(j) - ZERO);
+    for (let j = digits; j < i; j++) value = value * 10 + ((text[j] as number) - ZERO);
+    scan.number[k] = first === digits ? value : -value;
+  } else if (fractionDigits > 0 && i - digits <= 16) {
+    // Digits and a point, no exponent: an integer below 10^15 over 10^f, both exact doubles, so
+    // the one division rounds correctly, as JSON.parse does.
+    let value = 0;
+    for (let j = digits; j < i; j++) {
+      const d = text[j] as number;
+      if (d !== DOT) value = value * 10 + (d - ZERO);
+    }
+    value /= POWERS_OF_TEN[fractionDigits] as number;
     scan.number[k] = first === digits ? value : -value;
   } else {
     // The same correctly rounded double JSON.parse gives for the same valid number text.
-    scan.number[k] = Number(text.slice(first, i));
+    scan.number[k] = Number(latin1(text, first, i));
   }
   return i;
 };
 
-/** Whether `word` stands at `i`. */
-const wordAt = (text: string, i: number, word: string): boolean => text.startsWith(word, i);
+/** ASCII bytes as a string of their own. */
+const latin1 = (bytes: Uint8Array, from: number, to: number): string => Buffer.prototype.latin1Slice.call(bytes, from, to) as string;
 
 /** Reads the members into `scan`; false for anything but a flat object of plain values with no known member twice. */
-const scanMembers = (text: string, start: number, end: number): boolean => {
-  scan.kind.fill(V.none);
+const scanMembers = (text: Uint8Array, start: number, end: number): boolean => {
+  const kinds = scan.kind;
+  for (let k = 0; k < kinds.length; k++) kinds[k] = V.none;
   let i = start;
-  while (i < end && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== OPEN) return false;
+  while (i < end && isSpace((text[i] as number))) i++;
+  if ((text[i] as number) !== OPEN) return false;
   i++;
-  while (i < end && isSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) === CLOSE) return false;
+  while (i < end && isSpace((text[i] as number))) i++;
+  if ((text[i] as number) === CLOSE) return false;
   for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) return false;
+    if ((text[i] as number) !== QUOTE) return false;
     const keyEnd = stringEnd(text, i, end, false);
     if (keyEnd < 0) return false;
     const slot = keyAt(text, i + 1, keyEnd);
     i = keyEnd + 1;
-    while (i < end && isSpace(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) !== COLON) return false;
+    while (i < end && isSpace((text[i] as number))) i++;
+    if ((text[i] as number) !== COLON) return false;
     i++;
-    while (i < end && isSpace(text.charCodeAt(i))) i++;
+    while (i < end && isSpace((text[i] as number))) i++;
     if (slot >= 0 && scan.kind[slot] !== V.none) return false;
-    const c = text.charCodeAt(i);
+    const c = (text[i] as number);
     let kind: number;
     let valueEnd: number;
     if (c === QUOTE) {
       // Only an unknown member's value may hold escapes: it is skipped, never decoded.
-      const close = stringEnd(text, i, end, slot < 0);
+      const close = slot === K.asset ? assetEnd(text, i, end) : stringEnd(text, i, end, slot < 0);
       if (close < 0) return false;
       if (slot >= 0) {
         scan.from[slot] = i + 1;
@@ -207,16 +253,16 @@ const scanMembers = (text: string, start: number, end: number): boolean => {
     } else return false;
     if (slot >= 0) scan.kind[slot] = kind;
     i = valueEnd;
-    while (i < end && isSpace(text.charCodeAt(i))) i++;
-    const next = text.charCodeAt(i);
+    while (i < end && isSpace((text[i] as number))) i++;
+    const next = (text[i] as number);
     if (next === COMMA) {
       i++;
-      while (i < end && isSpace(text.charCodeAt(i))) i++;
+      while (i < end && isSpace((text[i] as number))) i++;
       continue;
     }
     if (next !== CLOSE) return false;
     i++;
-    while (i < end && isSpace(text.charCodeAt(i))) i++;
+    while (i < end && isSpace((text[i] as number))) i++;
     return i === end;
   }
 };
@@ -229,37 +275,38 @@ const isId = (k: K): boolean => {
 };
 /** Absent or null. */
 const isAbsent = (k: K): boolean => scan.kind[k] === V.none || scan.kind[k] === V.null;
-/** The member's text, sliced out (a workspace id not seen just before). */
-const textOf = (text: string, k: K): string => text.slice(scan.from[k], scan.to[k]);
+/** The member's bytes as a string (ASCII: their own characters, no slice of anything). */
+const textOf = (text: Uint8Array, k: K): string => latin1(text, scan.from[k] as number, scan.to[k] as number);
+
+/** Whether the ASCII string `id` is `bytes` from `from` to `to`. */
+const sameId = (id: string, bytes: Uint8Array, from: number, to: number): boolean => {
+  if (id.length !== to - from) return false;
+  for (let i = 0; i < id.length; i++) if (bytes[from + i] !== id.charCodeAt(i)) return false;
+  return true;
+};
 
 /**
- * Canonical asset ids by a hash of their characters, so a known id is found without slicing it
- * out of the text. A miss (or two ids on one hash) slices, copies and interns.
+ * Canonical asset ids by a hash of their bytes, so a known id is found without decoding it. A
+ * miss (or two ids on one hash: the later one replaces the earlier) decodes and interns.
  */
 const assetsByHash = new Map<number, string>();
 const ASSETS_HELD = 1 << 17;
-const assetIdAt = (text: string, from: number, to: number): string => {
-  let h = 0x811c9dc5 ^ (to - from);
-  for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  h &= 0x3fffffff;
+const assetIdAt = (bytes: Uint8Array, from: number, to: number): string => {
+  const h = scan.number[K.asset] as number;
   const known = assetsByHash.get(h);
-  if (known !== undefined && known.length === to - from && text.startsWith(known, from)) return known;
-  // A fresh copy, never a slice that would hold the whole batch text alive for as long as the id is kept.
-  const id = intern(copyOf(text.slice(from, to)));
+  if (known !== undefined && sameId(known, bytes, from, to)) return known;
+  const id = intern(latin1(bytes, from, to));
   if (assetsByHash.size >= ASSETS_HELD) assetsByHash.clear();
   assetsByHash.set(h, id);
   return id;
 };
 
-/** A string with its own characters (a plain id: no quote, backslash or control character). */
-const copyOf = (slice: string): string => JSON.parse(`"${slice}"`) as string;
-
 /**
- * Scans the event that is `text` from `start` to `end` (an NDJSON line, or a JSON array
- * element) into `columns` as event `index` of its batch, when it is of the common shape and
- * valid; false (nothing written) otherwise: the caller then decodes it the general way.
+ * Scans the event that is `text` from `start` to `end` (an NDJSON line without its newline)
+ * into `columns` as event `index` of its batch, when it is of the common shape and valid; false
+ * (nothing written) otherwise: the caller then decodes it the general way.
  */
-export const scanEvent = (text: string, start: number, end: number, ctx: EventBatchContext, columns: EventColumns, index: number): boolean => {
+export const scanEvent = (text: Uint8Array, start: number, end: number, ctx: EventBatchContext, columns: EventColumns, index: number): boolean => {
   if (!scanMembers(text, start, end)) return false;
   if (scan.kind[K.type] !== V.string) return false;
   // Error events carry texts for Error Reporting: the general path keeps those.
@@ -267,15 +314,13 @@ export const scanEvent = (text: string, start: number, end: number, ctx: EventBa
   if (type < 0) return false;
   if (!isId(K.owner) || !isId(K.asset) || !isId(K.session)) return false;
 
-  const ownerFrom = scan.from[K.owner] as number;
-  const ownerTo = scan.to[K.owner] as number;
   const last = columns.lastOwnerId();
   let owner: string;
-  if (last !== undefined && last.length === ownerTo - ownerFrom && text.startsWith(last, ownerFrom)) owner = last;
+  if (last !== undefined && sameId(last, text, scan.from[K.owner] as number, scan.to[K.owner] as number)) owner = last;
   else {
     owner = textOf(text, K.owner);
     if (ctx.owners !== null && !ctx.owners.has(owner)) return false;
-    owner = intern(copyOf(owner));
+    owner = intern(owner);
   }
 
   let ts = ctx.now;
@@ -302,7 +347,7 @@ export const scanEvent = (text: string, start: number, end: number, ctx: EventBa
   if (scope !== V.none && scope !== V.null && scope !== V.true && scope !== V.false) return false;
   if (!isAbsent(K.code)) return false;
 
-  const session = sessionHashOf(text, scan.from[K.session] as number, scan.to[K.session] as number);
+  const session = sessionHashOfAscii(text, scan.from[K.session] as number, scan.to[K.session] as number);
   columns.pushRow(type, owner, assetIdAt(text, scan.from[K.asset] as number, scan.to[K.asset] as number), session, ts, value, 0, scope === V.true, index);
   return true;
 };

@@ -25,7 +25,7 @@ const mix32 = (h: number): number => {
  */
 export const sessionHash = (id: string): number => sessionHashOf(id, 0, id.length);
 
-/** sessionHash of the id that is `text` from `start` to `end` (a raw line's string, without slicing it out). */
+/** sessionHash of the id that is `text` from `start` to `end` (without slicing it out). */
 export const sessionHashOf = (text: string, start: number, end: number): number => {
   let h1 = 0x811c9dc5;
   let h2 = 0x9747b28c ^ (end - start);
@@ -34,6 +34,25 @@ export const sessionHashOf = (text: string, start: number, end: number): number 
     h1 = Math.imul(h1 ^ c, 0x01000193);
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
   }
+  return finishSessionHash(h1, h2);
+};
+
+/**
+ * sessionHash of an ASCII id given as its bytes (`bytes` from `start` to `end`, each below 0x80):
+ * an ASCII character's UTF-16 unit is its byte, so this is the same hash.
+ */
+export const sessionHashOfAscii = (bytes: Uint8Array, start: number, end: number): number => {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9747b28c ^ (end - start);
+  for (let i = start; i < end; i++) {
+    const c = bytes[i] as number;
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+  }
+  return finishSessionHash(h1, h2);
+};
+
+const finishSessionHash = (h1: number, h2: number): number => {
   const low = mix32(h1);
   const high = mix32(h2 ^ low);
   return (high & 0x1fffff) * 4294967296 + low;
