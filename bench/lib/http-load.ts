@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import autocannon from 'autocannon';
+import { SERVER_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 export interface LoadResult {
   requestsPerSec: number;
@@ -82,7 +83,8 @@ export async function startBenchServer(script: string, env: Record<string, strin
   const logFile = join(benchLogDir(), `${basename(script, '.ts')}-${env.BENCH_SERVER ?? 'server'}-${process.pid}-${++serverSeq}.log`);
   const logFd = openSync(logFile, 'w');
   // BENCH_APP_NODE_FLAGS: extra Node/V8 flags for the app servers only (to compare V8 settings; the baselines keep the defaults).
-  const appFlags = env.BENCH_SERVER === 'app' || env.BENCH_SERVER === undefined ? (process.env.BENCH_APP_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '') : [];
+  // The app runs with the server's own Node flags, as every way of starting it gives them; BENCH_APP_NODE_FLAGS adds (or overrides) some.
+  const appFlags = env.BENCH_SERVER === 'app' || env.BENCH_SERVER === undefined ? [...SERVER_NODE_FLAGS, ...(process.env.BENCH_APP_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')] : [];
   const child = fork(script, [], { execArgv: ['--import', 'tsx', ...appFlags, ...(options.execArgv ?? [])], env: { ...process.env, ...env }, stdio: ['ignore', logFd, 'inherit', 'ipc'] });
   closeSync(logFd);
   let out = '';

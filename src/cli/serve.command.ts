@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { closeOnSignals, startServer } from '../server.js';
 import { addSettingOptions, configFrom } from './storage-options.js';
+import { SERVER_NODE_FLAGS, startedWithServerFlags } from './node-flags.js';
 
 export function serveCommand(): Command {
   const command = new Command('serve')
@@ -9,6 +10,12 @@ export function serveCommand(): Command {
   addSettingOptions(command);
   command.action(async (opts: Record<string, unknown>) => {
     const server = await startServer(configFrom(opts));
+    if (!startedWithServerFlags()) {
+      server.runtime.log.warn(
+        { missing: SERVER_NODE_FLAGS },
+        `started without node ${SERVER_NODE_FLAGS.join(' ')} (npm start, the playline executable, the Dockerfile and the systemd unit give it): garbage-collection pauses under load are about twice as long`,
+      );
+    }
     closeOnSignals(server, { graceMs: server.runtime.config.shutdownGraceMs, log: server.runtime.log });
   });
   return command;
