@@ -5,7 +5,7 @@ import type { EventRejection, PlaybackEvent } from '../events.schema.js';
 import { EventColumns } from '../event-columns.js';
 import { scanEvent } from './event-line.js';
 import { MIN_EVENT_CHARS, Rejection, toEvent, type EventBatchContext } from './event-fields.js';
-import { beginsOtherValue, isCloseArray, isComma, isOpenArray, skipSpace, valueEnd } from './json-array.js';
+import { CR, LF, beginsOtherValue, isCloseArray, isComma, isOpenArray, skipSpace, valueEnd } from './json-array.js';
 
 export type { EventBatchContext } from './event-fields.js';
 export type EventBatchKind = 'ndjson' | 'json';
@@ -114,9 +114,6 @@ function* ndjsonSteps(text: string, ctx: EventBatchContext, out: Collector): Gen
     }
   }
 }
-
-const LF = 0x0a;
-const CR = 0x0d;
 
 /**
  * NDJSON into columns, from the bytes: the same lines, indexes and outcomes as ndjsonSteps of the

@@ -6,17 +6,18 @@
  * whole would have accepted it.
  */
 
-const SPACE = 0x20;
-const TAB = 0x09;
-const LF = 0x0a;
-const CR = 0x0d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
+/** JSON's structural characters (as char codes, and bytes: they are ASCII). */
+export const SPACE = 0x20;
+export const TAB = 0x09;
+export const LF = 0x0a;
+export const CR = 0x0d;
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
 
 /** The first position at or after `i` that is not JSON whitespace. */
 export const skipSpace = (text: string, i: number): number => {
