@@ -41,7 +41,7 @@ test('a batch parsed into columns holds exactly the events, indexes and rejectio
   await fc.assert(
     fc.asyncProperty(body, async (text) => {
       const objects = await parseEventBatch(text, 'ndjson', ctx);
-      const columns = await parseEventColumns(text, 'ndjson', ctx, true);
+      const columns = await parseEventColumns(text, 'ndjson', ctx, { keepSessionIds: true });
       assert.deepEqual(columns.columns.toEvents(), objects.events);
       assert.deepEqual([...columns.columns.index.subarray(0, columns.columns.length)], objects.indexes);
       assert.deepEqual(columns.rejected, objects.rejected);

@@ -16,27 +16,22 @@ export interface ErrorDetails {
 
 const WORKSPACE_ONLY = 1;
 const FIRST_CAPACITY = 256;
-/** Interned ids held at most; past it the table starts again (ids are then interned anew). */
-const INTERNED_MAX = 1 << 18;
 
 /**
- * One canonical copy of each workspace and asset id seen recently. A batch in flight holds
- * references to these long-lived strings, not the strings each event's decoding made, so the
- * garbage collector's young generation never has to copy ids of batches waiting for their
- * journal write.
+ * Where a batch finds the long-lived copy of an id it names: the store that will count it (its
+ * own keys), so a batch in flight holds references to strings the collector has long promoted,
+ * not the strings each event's decoding made, at no memory of its own. An id the store does not
+ * hold yet is kept as decoded.
  */
-const interned = new Map<string, string>();
-export const intern = (id: string): string => {
-  const known = interned.get(id);
-  if (known !== undefined) return known;
-  if (interned.size >= INTERNED_MAX) interned.clear();
-  interned.set(id, id);
-  return id;
-};
+export interface IdTable {
+  ownerId(owner: string): string;
+  assetId(owner: string, assetId: string): string;
+}
+const AS_DECODED: IdTable = { ownerId: (owner) => owner, assetId: (_owner, assetId) => assetId };
 
 /**
  * A batch of accepted events held column by column (DESIGN §9, issue 18): typed arrays for the
- * numbers, interned ids, a session as the 53-bit hash the dedupe marks use. A batch waiting
+ * numbers, the store's own copies of the ids (IdTable), a session as the 53-bit hash the dedupe marks use. A batch waiting
  * between its parse and its counting is a dozen objects whatever its size, so a scavenge under
  * ingest has next to nothing to copy (an object and three strings per event did: the GC pauses
  * and the RSS swings of the busy-store and soak benchmarks). Error Reporting's texts are kept
@@ -65,8 +60,9 @@ export class EventColumns {
   /** The distinct workspaces named, in order of first appearance. */
   readonly owners: string[] = [];
   private lastOwner: string | undefined;
+  private readonly ids: IdTable;
 
-  constructor(options: { capacity?: number; keepSessionIds?: boolean } = {}) {
+  constructor(options: { capacity?: number; keepSessionIds?: boolean; ids?: IdTable } = {}) {
     const capacity = Math.max(1, options.capacity ?? FIRST_CAPACITY);
     this.type = new Uint8Array(capacity);
     this.flags = new Uint8Array(capacity);
@@ -76,11 +72,12 @@ export class EventColumns {
     this.code = new Uint16Array(capacity);
     this.index = new Int32Array(capacity);
     this.sessionIds = options.keepSessionIds === true ? [] : null;
+    this.ids = options.ids ?? AS_DECODED;
   }
 
   /** Columns of `events`, numbered 0, 1, 2... */
-  static fromEvents(events: readonly PlaybackEvent[]): EventColumns {
-    const columns = new EventColumns({ capacity: events.length });
+  static fromEvents(events: readonly PlaybackEvent[], ids?: IdTable): EventColumns {
+    const columns = new EventColumns({ capacity: events.length, ids });
     for (let i = 0; i < events.length; i++) columns.push(events[i] as PlaybackEvent, i);
     return columns;
   }
@@ -108,7 +105,7 @@ export class EventColumns {
 
   private ownerOf(owner: string): string {
     if (owner === this.lastOwner) return this.lastOwner;
-    const canonical = intern(owner);
+    const canonical = this.ids.ownerId(owner);
     if (!this.owners.includes(canonical)) this.owners.push(canonical);
     this.lastOwner = canonical;
     return canonical;
@@ -116,14 +113,19 @@ export class EventColumns {
 
   /** Appends an accepted event found at `index` of its batch. */
   push(e: PlaybackEvent, index: number): void {
-    this.pushRow(TYPE[e.type], e.owner, intern(e.asset_id), sessionHash(e.session_id), e.ts, e.type === 'start' ? e.startup_ms : e.latency_ms, e.error_code ?? 0, e.workspace_only === true, index);
+    this.pushRow(TYPE[e.type], e.owner, this.assetId(e.owner, e.asset_id), sessionHash(e.session_id), e.ts, e.type === 'start' ? e.startup_ms : e.latency_ms, e.error_code ?? 0, e.workspace_only === true, index);
     if (this.sessionIds !== null) this.sessionIds.push(e.session_id);
     if (e.type === 'error' && (e.http_status !== undefined || e.url !== undefined || e.ip !== undefined || e.ua !== undefined || e.msg !== undefined)) {
       (this.details ??= new Map()).set(this.length - 1, { http_status: e.http_status, url: e.url, ip: e.ip, ua: e.ua, msg: e.msg });
     }
   }
 
-  /** Appends one row (the owner is interned here; `asset` should already be: see intern). */
+  /** The long-lived copy of an asset id of `owner`, when the store holds one (see IdTable). */
+  assetId(owner: string, assetId: string): string {
+    return this.ids.assetId(owner, assetId);
+  }
+
+  /** Appends one row (the owner's long-lived copy is found here; `asset` should be one already: see assetId). */
   pushRow(type: number, owner: string, asset: string, session: number, ts: number, value: number | undefined, code: number, workspaceOnly: boolean, index: number): void {
     if (this.length === this.type.length) this.grow();
     const i = this.length++;
@@ -150,7 +152,7 @@ export class EventColumns {
 
   /** Rows [from, to) whose workspace is not `owner` (a workspace erased while its events waited). */
   without(owner: string, from = 0, to = this.length): EventColumns {
-    const kept = new EventColumns({ capacity: to - from, keepSessionIds: this.sessionIds !== null });
+    const kept = new EventColumns({ capacity: to - from, keepSessionIds: this.sessionIds !== null, ids: this.ids });
     for (let i = from; i < to; i++) {
       if (this.owner[i] === owner) continue;
       kept.pushRow(this.type[i] as number, this.owner[i] as string, this.asset[i] as string, this.session[i] as number, this.ts[i] as number, this.valueAt(i), this.code[i] as number, this.workspaceOnly(i), this.index[i] as number);

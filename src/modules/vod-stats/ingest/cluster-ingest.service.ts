@@ -56,7 +56,7 @@ export class ClusterIngestService implements EventIngest {
 
   constructor(options: ClusterIngestOptions) {
     this.o = { ...options, owners: options.owners ?? ownWorkspaceOnly, canCount: options.canCount ?? (() => true), onError: options.onError ?? (() => undefined), maxUncounted: options.maxUncounted ?? 2000, retryMs: options.retryMs ?? 1000 };
-    this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners, true);
+    this.intake = new BatchIntake(options.clock, options.errorReports, this.o.owners, { keepSessionIds: true });
   }
 
   /** Running totals (this instance's), for metrics. */

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError } from '../../../platform/errors.js';
 import { MAX_EVENT_LINE_BYTES, MAX_LISTED_REJECTIONS } from '../events.schema.js';
 import type { EventRejection, PlaybackEvent } from '../events.schema.js';
-import { EventColumns } from '../event-columns.js';
+import { EventColumns, type IdTable } from '../event-columns.js';
 import { scanEvent } from './event-line.js';
 import { MIN_EVENT_CHARS, Rejection, toEvent, type EventBatchContext } from './event-fields.js';
 import { CR, LF, beginsOtherValue, isCloseArray, isComma, isOpenArray, skipSpace, valueEnd } from './json-array.js';
@@ -230,8 +230,8 @@ class ColumnList implements Collector, ParsedEventColumns {
   rejectedCount = 0;
   readonly columns: EventColumns;
 
-  constructor(keepSessionIds: boolean) {
-    this.columns = new EventColumns({ keepSessionIds });
+  constructor(options: ColumnOptions) {
+    this.columns = new EventColumns(options);
   }
 
   keep(event: PlaybackEvent, index: number): void {
@@ -273,12 +273,18 @@ export const parseEventBatchSync = (body: Buffer | string, kind: EventBatchKind,
   plain(parseSync(body, kind, ctx, new EventList()));
 
 /**
- * The same parse and checks, the accepted events held in columns (the embedded pipeline).
- * `keepSessionIds`: keep the session ids too (for a store that counts by id).
+ * How a batch is held in columns. `keepSessionIds`: keep the session ids too (for a store that
+ * counts by id); `ids`: where the long-lived copies of ids are (the store that will count it).
  */
-export const parseEventColumns = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, keepSessionIds = false): Promise<ParsedEventColumns> =>
-  parse(body, kind, ctx, new ColumnList(keepSessionIds));
+export interface ColumnOptions {
+  keepSessionIds?: boolean;
+  ids?: IdTable;
+}
+
+/** The same parse and checks, the accepted events held in columns (the embedded pipeline). */
+export const parseEventColumns = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, options: ColumnOptions = {}): Promise<ParsedEventColumns> =>
+  parse(body, kind, ctx, new ColumnList(options));
 
 /** parseEventColumns in one go (replay). */
-export const parseEventColumnsSync = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext): ParsedEventColumns =>
-  parseSync(body, kind, ctx, new ColumnList(false));
+export const parseEventColumnsSync = (body: Buffer | string, kind: EventBatchKind, ctx: EventBatchContext, options: ColumnOptions = {}): ParsedEventColumns =>
+  parseSync(body, kind, ctx, new ColumnList(options));

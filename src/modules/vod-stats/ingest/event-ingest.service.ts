@@ -5,12 +5,12 @@ import { parseEventColumnsSync } from './event-batch.js';
 import type { EventBatchKind } from './event-batch.js';
 import { BatchIntake, ownWorkspaceOnly, type IngestOwners, replayContext, type EventIngest, type IngestAuth, type IngestTotals } from './event-ingest.js';
 import type { IngestResult } from '../events.schema.js';
-import type { EventColumns } from '../event-columns.js';
+import type { EventColumns, IdTable } from '../event-columns.js';
 import type { EventJournal, ReplayResult } from '../journal/journal.js';
 import type { RecordResult, StatsStore } from '../store/stats-store.js';
 
 /** A store the ingest pipeline can snapshot (the embedded one); a shared store needs none. */
-export interface SnapshottableStore extends StatsStore {
+export interface SnapshottableStore extends StatsStore, IdTable {
   /** Counts rows [from, to) of a batch held in columns; dropped positions are positions in `events`. */
   recordColumns(events: EventColumns, receivedAt: number, from?: number, to?: number): RecordResult;
   freeze(): void;
@@ -80,7 +80,7 @@ export class EventIngestService implements EventIngest {
     this.store = options.store;
     this.journal = options.journal;
     this.clock = options.clock;
-    this.intake = new BatchIntake(options.clock, options.errorReports, options.owners ?? ownWorkspaceOnly);
+    this.intake = new BatchIntake(options.clock, options.errorReports, options.owners ?? ownWorkspaceOnly, { ids: options.store });
     this.snapshotMinBytes = options.snapshotMinBytes ?? 512 * 1024 * 1024;
     this.snapshotEveryMs = options.snapshotEveryMs ?? 10 * 60_000;
     this.snapshotSliceMs = options.snapshotSliceMs ?? SNAPSHOT_SLICE_MS;
@@ -94,7 +94,7 @@ export class EventIngestService implements EventIngest {
     const result = await this.journal.replay({
       snapshot: (_seq, lines) => this.store.restoreSnapshot(lines),
       batch: (b) => {
-        const { columns } = parseEventColumnsSync(b.body, b.kind, replayContext(b));
+        const { columns } = parseEventColumnsSync(b.body, b.kind, replayContext(b), { ids: this.store });
         this.store.recordColumns(columns, b.receivedAt);
       },
     });

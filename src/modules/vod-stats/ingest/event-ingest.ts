@@ -4,7 +4,7 @@ import { MAX_LISTED_REJECTIONS, type EventRejection, type IngestResult } from '.
 import { TYPE, type EventColumns } from '../event-columns.js';
 import type { JournalBatch } from '../journal/journal.js';
 import { playbackErrorMeaning } from '../playback-error-codes.js';
-import { parseEventColumns, type EventBatchContext, type EventBatchKind, type ListedRejection } from './event-batch.js';
+import { parseEventColumns, type ColumnOptions, type EventBatchContext, type EventBatchKind, type ListedRejection } from './event-batch.js';
 import { AllowedOwners } from './event-fields.js';
 
 /** Who submits a batch, and so which workspaces its events may name. */
@@ -125,8 +125,8 @@ export class BatchIntake {
     private readonly clock: Clock,
     private readonly errorReports: ErrorReportSink,
     private readonly owners: IngestOwners,
-    /** Keep each event's session id in its columns (a store that counts by id: the cluster's). */
-    private readonly keepSessionIds = false,
+    /** How batches are held: with their session ids (a store that counts by id: the cluster's), and where ids' long-lived copies are. */
+    private readonly columns: ColumnOptions = {},
   ) {}
 
   /**
@@ -143,7 +143,7 @@ export class BatchIntake {
         : auth.kind === 'ingest'
           ? { now: receivedAt, owners: new AllowedOwners(await this.owners.allowedOwners(auth.owner)), foreignOwnerCode: 'owner_not_allowed' }
           : { now: receivedAt, owners: null, foreignOwnerCode: 'owner_mismatch' };
-    const { columns, rejected, rejectedCount } = await parseEventColumns(body, kind, ctx, this.keepSessionIds);
+    const { columns, rejected, rejectedCount } = await parseEventColumns(body, kind, ctx, this.columns);
     this.totals.rejected += rejectedCount;
     if (auth.kind === 'ingest') await this.markUnknownOwners(rejected);
     const owners = auth.kind === 'api' ? [auth.owner] : auth.kind === 'ingest' ? columns.owners : null;

@@ -11,7 +11,7 @@
  * outcome is the one JSON.parse + toEvent give; `event-line.test.ts` holds it to that.
  */
 import { MAX_ID_LENGTH, MAX_LATENCY_MS } from '../events.schema.js';
-import { TYPE, intern, type EventColumns } from '../event-columns.js';
+import { TYPE, type EventColumns } from '../event-columns.js';
 import { sessionHashOfAscii } from '../store/session-marks.js';
 import { RETENTION_MS } from '../stats-window.js';
 import type { EventBatchContext } from './event-fields.js';
@@ -122,15 +122,15 @@ const stringEnd = (text: Uint8Array, i: number, end: number, escapes: boolean): 
 };
 
 /**
- * stringEnd of an asset id (ASCII, no escape), hashing its bytes on the way (FNV-1a, 30 bits: a
- * small integer) into `scan.number[K.asset]`, for assetIdAt.
+ * stringEnd of an asset id (ASCII, no escape), hashing its bytes on the way (FNV-1a) into
+ * `scan.number[K.asset]`, for assetIdAt.
  */
 const assetEnd = (text: Uint8Array, i: number, end: number): number => {
   let h = 0x811c9dc5;
   for (let j = i + 1; j < end; j++) {
     const c = text[j] as number;
     if (c === QUOTE) {
-      scan.number[K.asset] = h & 0x3fffffff;
+      scan.number[K.asset] = h >>> 0;
       return j;
     }
     if (c < SPACE || c >= 0x80 || c === BACKSLASH) return -1;
@@ -280,18 +280,18 @@ const sameId = (id: string, bytes: Uint8Array, from: number, to: number): boolea
 };
 
 /**
- * Canonical asset ids by a hash of their bytes, so a known id is found without decoding it. A
- * miss (or two ids on one hash: the later one replaces the earlier) decodes and interns.
+ * Asset ids seen lately, one per slot by a hash of their bytes (direct-mapped: a fixed 4,096
+ * references, whatever the number of assets), so a repeated id is found without decoding it. A
+ * miss decodes the id and asks the batch for the store's own copy (a short-lived string otherwise).
  */
-const assetsByHash = new Map<number, string>();
-const ASSETS_HELD = 1 << 17;
-const assetIdAt = (bytes: Uint8Array, from: number, to: number): string => {
-  const h = scan.number[K.asset] as number;
-  const known = assetsByHash.get(h);
-  if (known !== undefined && sameId(known, bytes, from, to)) return known;
-  const id = intern(latin1(bytes, from, to));
-  if (assetsByHash.size >= ASSETS_HELD) assetsByHash.clear();
-  assetsByHash.set(h, id);
+const ASSET_SLOTS = 4096;
+const recentAssets: (string | undefined)[] = new Array<string | undefined>(ASSET_SLOTS).fill(undefined);
+const assetIdAt = (text: Uint8Array, from: number, to: number, owner: string, columns: EventColumns): string => {
+  const slot = (scan.number[K.asset] as number) & (ASSET_SLOTS - 1);
+  const known = recentAssets[slot];
+  if (known !== undefined && sameId(known, text, from, to)) return known;
+  const id = columns.assetId(owner, latin1(text, from, to));
+  recentAssets[slot] = id;
   return id;
 };
 
@@ -314,7 +314,6 @@ export const scanEvent = (text: Uint8Array, start: number, end: number, ctx: Eve
   else {
     owner = textOf(text, K.owner);
     if (ctx.owners !== null && !ctx.owners.has(owner)) return false;
-    owner = intern(owner);
   }
 
   let ts = ctx.now;
@@ -342,6 +341,7 @@ export const scanEvent = (text: Uint8Array, start: number, end: number, ctx: Eve
   if (!isAbsent(K.code)) return false;
 
   const session = sessionHashOfAscii(text, scan.from[K.session] as number, scan.to[K.session] as number);
-  columns.pushRow(type, owner, assetIdAt(text, scan.from[K.asset] as number, scan.to[K.asset] as number), session, ts, value, 0, scope === V.true, index);
+  const asset = assetIdAt(text, scan.from[K.asset] as number, scan.to[K.asset] as number, owner, columns);
+  columns.pushRow(type, owner, asset, session, ts, value, 0, scope === V.true, index);
   return true;
 };

@@ -10,8 +10,8 @@ const entry = new URL(`./snapshot-check.worker.${fromSource ? 'ts' : 'js'}`, her
 
 /**
  * Reads a snapshot file back in full the way a start would (the store's own restore code, into
- * a scratch store) on a worker thread, so a large snapshot neither blocks the event loop nor
- * grows the server's heap. Resolves when the file restores cleanly; rejects saying why not.
+ * a scratch store that keeps no asset, a line at a time) on a worker thread, so a large snapshot
+ * neither blocks the event loop nor doubles the server's memory. Resolves when the file restores cleanly; rejects saying why not.
  */
 export const checkSnapshotFile = (path: string): Promise<void> =>
   new Promise<void>((resolve, reject) => {

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -66,6 +67,36 @@ export const writeLines = async (path: string, lines: Iterable<string>): Promise
   }
   return { bytes, crc };
 };
+
+/**
+ * The lines of a file (without their newlines), read `chunkBytes` at a time: a file of any size
+ * costs one chunk and one line of memory. Each line is decoded alone, which gives the lines of
+ * decoding the whole file and splitting it (a newline byte is never part of a multi-byte
+ * character).
+ */
+export function* fileLines(path: string, chunkBytes = 1 << 20): Generator<string> {
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(chunkBytes);
+    let rest: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const read = readSync(fd, chunk, 0, chunk.length, null);
+      if (read === 0) break;
+      let data = chunk.subarray(0, read);
+      if (rest.length > 0) data = Buffer.concat([rest, data]);
+      let start = 0;
+      for (let end = data.indexOf(0x0a); end !== -1; end = data.indexOf(0x0a, start)) {
+        yield data.toString('utf8', start, end);
+        start = end + 1;
+      }
+      // A copy: the chunk is read into again.
+      rest = Buffer.from(data.subarray(start));
+    }
+    if (rest.length > 0) yield rest.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Reads a snapshot file; null when a read-back one no longer has its checksum (damaged since). */
 export const readSnapshot = async (dir: string, file: SnapshotFile): Promise<{ text: string; bytes: number } | null> => {

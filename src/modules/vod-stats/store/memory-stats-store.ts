@@ -4,7 +4,7 @@ import { AD_LATENCY, F, MANIFEST_LATENCY, Q, emptyWindow } from './bucket-series
 import { historyPoints } from './history.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import { errorKey } from './session-marks.js';
-import { EventColumns, TYPE } from '../event-columns.js';
+import { EventColumns, TYPE, type IdTable } from '../event-columns.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
 import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
@@ -46,7 +46,7 @@ interface Receipt {
  * a session counts once, at the second it was first seen, and is remembered while that second
  * can still be shown (see AssetState.isLive and README.md in this folder).
  */
-export class MemoryStatsStore implements StatsStore {
+export class MemoryStatsStore implements StatsStore, IdTable {
   readonly owners = new Map<string, OwnerState>();
   private readonly clock: Clock;
   private readonly delayMs: number;
@@ -83,7 +83,19 @@ export class MemoryStatsStore implements StatsStore {
    * the batch becomes visible, and drops then only show in `droppedEvents`.
    */
   recordSync(events: readonly PlaybackEvent[], receivedAt: number): RecordResult {
-    return this.recordColumns(EventColumns.fromEvents(events), receivedAt);
+    return this.recordColumns(EventColumns.fromEvents(events, this), receivedAt);
+  }
+
+  /** The workspace id as this store keeps it (IdTable: batches in flight hold these copies). */
+  ownerId(owner: string): string {
+    return this.owners.get(owner)?.id ?? owner;
+  }
+
+  /** The asset id as this store keeps it, when it holds the asset (IdTable). */
+  assetId(owner: string, assetId: string): string {
+    const cached = this.cachedOwner;
+    const state = cached !== undefined && cached.id === owner ? cached : this.owners.get(owner);
+    return state?.assets.get(assetId)?.id ?? assetId;
   }
 
   /**
@@ -158,6 +170,11 @@ export class MemoryStatsStore implements StatsStore {
   /** Loads a snapshot into this (empty) store. */
   restoreSnapshot(lines: Iterable<string>): void {
     restoreSnapshot(this, lines);
+  }
+
+  /** Reads snapshot lines as restoreSnapshot does, keeping no asset (the read-back check); the number of assets read. */
+  checkSnapshot(lines: Iterable<string>): number {
+    return restoreSnapshot(this, lines, { retain: false });
   }
 
   private releaseDue(): void {

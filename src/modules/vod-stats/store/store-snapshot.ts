@@ -2,7 +2,7 @@ import { AssetState } from './asset-state.js';
 import type { OwnerState } from './asset-state.js';
 import { BucketSeries, QOE_STRIDE, finiteList } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import { EventColumns, TYPE_NAMES, intern } from '../event-columns.js';
+import { EventColumns, TYPE_NAMES } from '../event-columns.js';
 import type { MemoryStatsStore } from './memory-stats-store.js';
 
 /**
@@ -106,12 +106,12 @@ const pendingColumns = (rows: unknown[]): EventColumns => {
     const code = num(row[6]);
     if (!Number.isInteger(code) || code < 0 || code > 0xffff) fail('pending row error code');
     const value_ = row[5] === null ? undefined : num(row[5]);
-    columns.pushRow(type, str(row[1]), intern(str(row[2])), session, num(row[4]), value_, code, row[7] === 1, i);
+    columns.pushRow(type, str(row[1]), str(row[2]), session, num(row[4]), value_, code, row[7] === 1, i);
   });
   return columns;
 };
 
-const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]): void => {
+const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[], retain: boolean): void => {
   if (row.length !== 10) fail('malformed asset line');
   const asset = new AssetState(str(row[1]), store.nextAssetSeq());
   asset.startTs = num(row[2]);
@@ -129,14 +129,18 @@ const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]
   }
   asset.qoe = qoeOf(row[9]);
   asset.reanchor();
-  owner.assets.set(asset.id, asset);
+  if (retain) owner.assets.set(asset.id, asset);
 };
 
 /**
  * Loads snapshot lines into an empty store. Throws on anything malformed, truncated or not
- * finite, so a damaged snapshot is never taken for a complete one.
+ * finite, so a damaged snapshot is never taken for a complete one. Returns the number of assets
+ * read. `retain: false` (the read-back check) builds and checks every asset exactly as a start
+ * would, then lets it go: the check's memory is one asset at a time, not a second copy of the
+ * store.
  */
-export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>): void => {
+export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>, options: { retain?: boolean } = {}): number => {
+  const retain = options.retain ?? true;
   let owner: OwnerState | undefined;
   let header = false;
   let ended = false;
@@ -169,7 +173,7 @@ export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>
         owners++;
         break;
       case 'a':
-        restoreAsset(store, owner ?? fail('asset line before any owner line'), row);
+        restoreAsset(store, owner ?? fail('asset line before any owner line'), row, retain);
         assets++;
         break;
       case 'p':
@@ -185,4 +189,5 @@ export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>
   }
   if (!ended) fail('truncated (no end line)');
   owner?.rankAll();
+  return assets;
 };
