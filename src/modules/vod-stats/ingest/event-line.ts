@@ -30,14 +30,14 @@ const NINE = 0x39;
 const K = { type: 0, owner: 1, asset: 2, session: 3, ts: 4, latency: 5, startup: 6, scope: 7, code: 8 } as const;
 type K = (typeof K)[keyof typeof K];
 /** Whether the ASCII `word` stands in `bytes` at `at`. */
-const wordAt = (bytes: Uint8Array, at: number, word: string): boolean => {
+const wordAt = (bytes: Buffer, at: number, word: string): boolean => {
   if (at + word.length > bytes.length) return false;
   for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word.charCodeAt(i)) return false;
   return true;
 };
 
 /** The known member whose name is `bytes` from `from` to `to`, or -1: compared in place, nothing decoded. */
-const keyAt = (text: Uint8Array, from: number, to: number): number => {
+const keyAt = (text: Buffer, from: number, to: number): number => {
   switch (to - from) {
     case 2:
       return wordAt(text, from, 'ts') ? K.ts : -1;
@@ -60,7 +60,7 @@ const keyAt = (text: Uint8Array, from: number, to: number): number => {
 };
 
 /** The type code of a type name other than `error` (from `from` to `to`), or -1. */
-const typeAt = (text: Uint8Array, from: number, to: number): number => {
+const typeAt = (text: Buffer, from: number, to: number): number => {
   switch (to - from) {
     case 2:
       return wordAt(text, from, 'ad') ? TYPE.ad : -1;
@@ -102,7 +102,7 @@ const isEscape = (c: number): boolean => c === QUOTE || c === BACKSLASH || c ===
  * JSON.parse would refuse (a control character, a bad escape, no end) or, unless `escapes` (a
  * value that is only skipped), one with any escape or any byte that is not ASCII.
  */
-const stringEnd = (text: Uint8Array, i: number, end: number, escapes: boolean): number => {
+const stringEnd = (text: Buffer, i: number, end: number, escapes: boolean): number => {
   for (let j = i + 1; j < end; j++) {
     const c = text[j] as number;
     if (c === QUOTE) return j;
@@ -125,7 +125,7 @@ const stringEnd = (text: Uint8Array, i: number, end: number, escapes: boolean): 
  * stringEnd of an asset id (ASCII, no escape), hashing its bytes on the way (FNV-1a) into
  * `scan.number[K.asset]`, for assetIdAt.
  */
-const assetEnd = (text: Uint8Array, i: number, end: number): number => {
+const assetEnd = (text: Buffer, i: number, end: number): number => {
   let h = 0x811c9dc5;
   for (let j = i + 1; j < end; j++) {
     const c = text[j] as number;
@@ -143,7 +143,7 @@ const assetEnd = (text: Uint8Array, i: number, end: number): number => {
 const POWERS_OF_TEN = Array.from({ length: 17 }, (_, n) => 10 ** n);
 
 /** The end of the JSON number at `i` (its exact grammar), or -1; its value is left in `scan.number[k]`. */
-const numberEnd = (text: Uint8Array, i: number, end: number, k: number): number => {
+const numberEnd = (text: Buffer, i: number, end: number, k: number): number => {
   const first = i;
   if ((text[i] as number) === MINUS) i++;
   const digits = i;
@@ -194,10 +194,10 @@ const numberEnd = (text: Uint8Array, i: number, end: number, k: number): number 
 };
 
 /** ASCII bytes as a string of their own. */
-const latin1 = (bytes: Uint8Array, from: number, to: number): string => Buffer.prototype.latin1Slice.call(bytes, from, to) as string;
+const latin1 = (bytes: Buffer, from: number, to: number): string => bytes.toString('latin1', from, to);
 
 /** Reads the members into `scan`; false for anything but a flat object of plain values with no known member twice. */
-const scanMembers = (text: Uint8Array, start: number, end: number): boolean => {
+const scanMembers = (text: Buffer, start: number, end: number): boolean => {
   const kinds = scan.kind;
   for (let k = 0; k < kinds.length; k++) kinds[k] = V.none;
   let i = start;
@@ -270,7 +270,7 @@ const isId = (k: K): boolean => {
 /** Absent or null. */
 const isAbsent = (k: K): boolean => scan.kind[k] === V.none || scan.kind[k] === V.null;
 /** The member's bytes as a string (ASCII: their own characters, no slice of anything). */
-const textOf = (text: Uint8Array, k: K): string => latin1(text, scan.from[k] as number, scan.to[k] as number);
+const textOf = (text: Buffer, k: K): string => latin1(text, scan.from[k] as number, scan.to[k] as number);
 
 /** Whether the ASCII string `id` is `bytes` from `from` to `to`. */
 const sameId = (id: string, bytes: Uint8Array, from: number, to: number): boolean => {
@@ -286,7 +286,7 @@ const sameId = (id: string, bytes: Uint8Array, from: number, to: number): boolea
  */
 const ASSET_SLOTS = 4096;
 const recentAssets: (string | undefined)[] = new Array<string | undefined>(ASSET_SLOTS).fill(undefined);
-const assetIdAt = (text: Uint8Array, from: number, to: number, owner: string, columns: EventColumns): string => {
+const assetIdAt = (text: Buffer, from: number, to: number, owner: string, columns: EventColumns): string => {
   const slot = (scan.number[K.asset] as number) & (ASSET_SLOTS - 1);
   const known = recentAssets[slot];
   if (known !== undefined && sameId(known, text, from, to)) return known;
@@ -300,7 +300,7 @@ const assetIdAt = (text: Uint8Array, from: number, to: number, owner: string, co
  * into `columns` as event `index` of its batch, when it is of the common shape and valid; false
  * (nothing written) otherwise: the caller then decodes it the general way.
  */
-export const scanEvent = (text: Uint8Array, start: number, end: number, ctx: EventBatchContext, columns: EventColumns, index: number): boolean => {
+export const scanEvent = (text: Buffer, start: number, end: number, ctx: EventBatchContext, columns: EventColumns, index: number): boolean => {
   if (!scanMembers(text, start, end)) return false;
   if (scan.kind[K.type] !== V.string) return false;
   // Error events carry texts for Error Reporting: the general path keeps those.
