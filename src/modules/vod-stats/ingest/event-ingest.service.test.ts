@@ -229,6 +229,80 @@ test('the snapshot copy yields by time, not by a count of lines: lines that take
   await first.service.close();
 });
 
+test('the snapshot reaches the journal a chunk at a time while it is made: the store is never copied whole into memory', async () => {
+  const clock = new FakeClock(T0);
+  let elapsedMs = 0;
+  let made = 0;
+  class CountedLines extends MemoryStatsStore {
+    override *snapshotLines(): Iterable<string> {
+      for (const line of super.snapshotLines()) {
+        made++;
+        elapsedMs += 3;
+        yield line;
+      }
+    }
+  }
+  const store = new CountedLines({ clock });
+  const file = new FileEventJournal({ dir, checkSnapshot: checkSnapshotFile });
+  /** Lines the store had made when each chunk reached the journal. */
+  const madeAtChunk: number[] = [];
+  const journal: EventJournal = {
+    replay: (sink) => file.replay(sink),
+    append: (batch) => file.append(batch),
+    usage: () => file.usage(),
+    close: () => file.close(),
+    writeSnapshot: (seq, lines) =>
+      file.writeSnapshot(
+        seq,
+        (async function* () {
+          for await (const chunk of lines) {
+            madeAtChunk.push(made);
+            yield chunk;
+          }
+        })(),
+      ),
+  };
+  const first = await open(clock, { store, journal, stopwatch: () => elapsedMs });
+  await first.service.ingest(ndjson(...Array.from({ length: 20 }, (_, i) => ({ type: 'start', asset_id: `m${i}`, session_id: `s${i}` }))), 'ndjson', auth);
+  const before = await everything(first.store, ['m0', 'm19']);
+  await first.service.snapshot();
+  // 23 lines, a slice (and a chunk) every second one: the first chunk went out after two lines, not after all.
+  assert.ok(madeAtChunk.length >= 10, `${madeAtChunk.length} chunks`);
+  assert.equal(madeAtChunk[0], 2);
+  assert.equal(made, 23);
+  await first.service.close();
+  const second = await open(clock);
+  assert.ok(second.restored.snapshotSeq >= 1);
+  assert.equal(second.restored.batches, 0, 'restored from the streamed snapshot alone');
+  assert.deepEqual(await everything(second.store, ['m0', 'm19']), before);
+  await second.service.close();
+});
+
+test('a snapshot the journal refuses, before reading it or part-way through, leaves the store counting', async () => {
+  const clock = new FakeClock(T0);
+  const file = new FileEventJournal({ dir, checkSnapshot: checkSnapshotFile });
+  let refuse: 'before' | 'midway' = 'before';
+  const journal: EventJournal = {
+    replay: (sink) => file.replay(sink),
+    append: (batch) => file.append(batch),
+    usage: () => file.usage(),
+    close: () => file.close(),
+    writeSnapshot: async (_seq, lines) => {
+      if (refuse === 'before') throw new Error('disk full');
+      for await (const _chunk of lines) throw new Error('disk full part-way');
+    },
+  };
+  const { service, store } = await open(clock, { journal, snapshotSliceMs: 0 });
+  await service.ingest(ndjson({ type: 'start' }, { type: 'start', asset_id: 'a2', session_id: 's2' }), 'ndjson', auth);
+  await assert.rejects(service.snapshot(), /disk full/);
+  await service.ingest(ndjson({ type: 'start', session_id: 's3' }), 'ndjson', auth);
+  refuse = 'midway';
+  await assert.rejects(service.snapshot(), /disk full part-way/);
+  await service.ingest(ndjson({ type: 'start', session_id: 's4' }), 'ndjson', auth);
+  assert.equal((await store.get('ws1', 'a1'))?.stats.new, 3);
+  await service.close();
+});
+
 test('a damaged newest snapshot (truncated, or a 1e999 in it): the start restores exactly from the previous snapshot and the journal', async () => {
   const clock = new FakeClock(T0);
   const first = await open(clock);

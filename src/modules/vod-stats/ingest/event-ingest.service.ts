@@ -50,6 +50,8 @@ const SNAPSHOT_SLICE_MS = 5;
  * so replay, which counts whole batches, still rebuilds exactly the same statistics.
  */
 const EVENTS_PER_COUNT_SLICE = 8192;
+/** Snapshot text handed to the journal at a time (the journal writes about a MiB at a time). */
+const SNAPSHOT_CHUNK_CHARS = 256 * 1024;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -163,32 +165,40 @@ export class EventIngestService implements EventIngest {
 
   /**
    * Writes a snapshot of everything counted so far and lets the journal drop what it covers.
-   * Counting pauses only while the state is copied (in slices, so reads go on meanwhile).
+   * Counting pauses only while the state is copied to the file (in slices, so reads go on
+   * meanwhile; the read-back check and the fsync come after). The lines go to the journal a
+   * chunk at a time as they are made: a busy store's snapshot (tens of MB of text) is never
+   * held in memory whole.
    */
   snapshot(): Promise<void> {
     if (this.snapshotting !== null) return this.snapshotting;
     const run = async () => {
-      const lines: string[] = [];
+      let copied!: () => void;
+      const copyDone = new Promise<void>((resolve) => {
+        copied = resolve;
+      });
+      let frozen = false;
+      /** Ends the copy once: the store thaws and counting resumes (idempotent). */
+      const endCopy = () => {
+        if (frozen) this.store.thaw();
+        frozen = false;
+        copied();
+      };
       let seq = 0;
-      const copied = this.tail.then(async () => {
+      const started = this.tail.then(() => {
         seq = this.appliedSeq;
         this.store.freeze();
-        try {
-          let sliceStart = this.stopwatch();
-          for (const line of this.store.snapshotLines()) {
-            lines.push(line);
-            if (this.stopwatch() - sliceStart >= this.snapshotSliceMs) {
-              await yieldToEventLoop();
-              sliceStart = this.stopwatch();
-            }
-          }
-        } finally {
-          this.store.thaw();
-        }
+        frozen = true;
       });
-      this.tail = copied.catch(() => undefined);
-      await copied;
-      await this.journal.writeSnapshot(seq, lines);
+      // Batches arriving meanwhile wait for the copy, not for the read-back check.
+      this.tail = started.then(() => copyDone).catch(() => undefined);
+      await started;
+      try {
+        await this.journal.writeSnapshot(seq, this.copyChunks(endCopy));
+      } finally {
+        // The journal refused before reading (or stopped part-way): the store must not stay frozen.
+        endCopy();
+      }
       this.lastSnapshotAt = this.clock.now();
       this.lastSnapshotBytes = this.journal.usage().snapshotBytes;
     };
@@ -196,6 +206,36 @@ export class EventIngestService implements EventIngest {
       this.snapshotting = null;
     });
     return this.snapshotting;
+  }
+
+  /**
+   * The frozen store's lines, about SNAPSHOT_CHUNK_CHARS at a time (several lines joined by
+   * newlines), yielding to the event loop every snapshotSliceMs of work; `done` runs when the
+   * copy ends, finished or not.
+   */
+  private async *copyChunks(done: () => void): AsyncGenerator<string> {
+    try {
+      let chunk: string[] = [];
+      let chars = 0;
+      let sliceStart = this.stopwatch();
+      for (const line of this.store.snapshotLines()) {
+        chunk.push(line);
+        chars += line.length + 1;
+        const sliceOver = this.stopwatch() - sliceStart >= this.snapshotSliceMs;
+        if (chars >= SNAPSHOT_CHUNK_CHARS || sliceOver) {
+          yield chunk.join('\n');
+          chunk = [];
+          chars = 0;
+        }
+        if (sliceOver) {
+          await yieldToEventLoop();
+          sliceStart = this.stopwatch();
+        }
+      }
+      if (chunk.length > 0) yield chunk.join('\n');
+    } finally {
+      done();
+    }
   }
 
   /** Journal bytes a restart would replay on top of the latest snapshot. */

@@ -252,7 +252,7 @@ export class FileEventJournal implements EventJournal {
     }
   }
 
-  async writeSnapshot(seq: number, lines: Iterable<string>): Promise<void> {
+  async writeSnapshot(seq: number, lines: Iterable<string> | AsyncIterable<string>): Promise<void> {
     if (this.snapshotting) throw new Error('vod-stats journal: a snapshot is already being written');
     this.snapshotting = true;
     const tmp = join(this.dir, tempSnapshotName(seq));

@@ -68,10 +68,11 @@ export interface EventJournal {
    * Durably stores a snapshot covering every batch with seq <= `seq` and reads it back; only
    * then does it count, and the journal files and snapshots it makes redundant are deleted (the
    * previous snapshot and the journal since it are always kept, for a start that finds the
-   * newest unreadable). `lines` is consumed while this runs. Rejects (keeping everything) when
-   * the snapshot does not read back.
+   * newest unreadable). `lines` is consumed while this runs, before the read-back (an
+   * asynchronous source is written as it comes; an item may hold several lines joined by
+   * newlines). Rejects (keeping everything) when the snapshot does not read back.
    */
-  writeSnapshot(seq: number, lines: Iterable<string>): Promise<void>;
+  writeSnapshot(seq: number, lines: Iterable<string> | AsyncIterable<string>): Promise<void>;
   usage(): JournalUsage;
   /** Waits for pending appends, then closes; later appends reject. */
   close(): Promise<void>;

@@ -37,8 +37,13 @@ export const snapshotFiles = (names: readonly string[]): SnapshotFile[] => {
   return found.sort((a, b) => b.seq - a.seq || (a.crc === null ? 1 : 0) - (b.crc === null ? 1 : 0));
 };
 
-/** Writes `lines` to `path` (one per line) and fsyncs it; resolves with its size and checksum. */
-export const writeLines = async (path: string, lines: Iterable<string>): Promise<{ bytes: number; crc: number }> => {
+/**
+ * Writes `lines` to `path`, each item followed by a newline (an item may hold several lines
+ * joined by newlines: a snapshot streamed in chunks), and fsyncs it; resolves with its size and
+ * checksum. An asynchronous source is written as it comes, about a MiB at a time, so what is
+ * held in memory stays about that size however large the file.
+ */
+export const writeLines = async (path: string, lines: Iterable<string> | AsyncIterable<string>): Promise<{ bytes: number; crc: number }> => {
   const handle = await open(path, 'w');
   let bytes = 0;
   let crc = 0;
@@ -51,14 +56,22 @@ export const writeLines = async (path: string, lines: Iterable<string>): Promise
   try {
     let chunk: string[] = [];
     let chunkChars = 0;
-    for (const line of lines) {
+    /** Holds a line; true once a chunk's worth is held. */
+    const take = (line: string): boolean => {
       chunk.push(line);
       chunkChars += line.length + 1;
-      if (chunkChars >= 1 << 20) {
-        await flush(chunk);
-        chunk = [];
-        chunkChars = 0;
-      }
+      return chunkChars >= 1 << 20;
+    };
+    const flushHeld = async () => {
+      const full = chunk;
+      chunk = [];
+      chunkChars = 0;
+      await flush(full);
+    };
+    if (Symbol.asyncIterator in lines) {
+      for await (const line of lines) if (take(line)) await flushHeld();
+    } else {
+      for (const line of lines) if (take(line)) await flushHeld();
     }
     if (chunk.length > 0) await flush(chunk);
     await handle.sync();
