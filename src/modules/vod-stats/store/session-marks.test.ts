@@ -38,6 +38,25 @@ test('mark table: every key found again through growth, pruned by liveness, abse
   assert.deepEqual([1, 2, 3].map((kind) => table.second(fresh, kind)), [0, 0xfffffffe, NONE]);
 });
 
+test('mark table: every second of every entry (sessions and error marks) survives each growth of the table', () => {
+  for (const stride of [4, 2]) {
+    const table = new MarkTable(stride);
+    const unset = 7; // every seventh entry keeps its last second unset
+    for (let i = 0; i < 1000; i++) {
+      const at = table.ensure(sessionHash(`g${i}`));
+      for (let kind = 1; kind < stride; kind++) if (!(kind === stride - 1 && i % unset === 0)) table.setSecond(at, kind, i * 10 + kind);
+      // Checked after every insert: whatever growth just happened kept every entry whole.
+      if (i % 97 === 0 || i === 999) {
+        for (let j = 0; j <= i; j++) {
+          const found = table.find(sessionHash(`g${j}`));
+          for (let kind = 1; kind < stride; kind++) assert.equal(table.second(found, kind), kind === stride - 1 && j % unset === 0 ? NONE : j * 10 + kind, `stride ${stride}, entry ${j}, kind ${kind}`);
+        }
+      }
+    }
+    assert.equal(table.size, 1000);
+  }
+});
+
 test('mark table: keys that share a low word (same first slot) or differ only in the high word stay apart', () => {
   const table = new MarkTable(2);
   const keys = [5, 5 + 2 ** 32, 5 + 2 ** 33, 2 ** 52 + 5, 6, 0];

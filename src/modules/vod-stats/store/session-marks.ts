@@ -198,20 +198,33 @@ export class MarkTable {
   /**
    * Rebuilds the whole table for `entries` keys from the current entries: a small list up to
    * SMALL_LIMIT, else slots sized for them (always the same sizes: 10, 13, 17, 22 ... slots,
-   * the smallest keeping the load at most MAX_LOAD).
+   * the smallest keeping the load at most MAX_LOAD). A table grows slot by slot into the new
+   * array: no list of its entries is made on the way (for an asset with 100,000 sessions that
+   * list is 400,000 numbers of garbage at every growth).
    */
   private rebuild(entries: number): void {
-    const current = this.entries();
-    const { stride } = this;
+    const { stride, words } = this;
     if (entries <= SMALL_LIMIT) {
-      this.list = current;
+      this.list = this.entries();
       this.slots = null;
       return;
     }
     let capacity = SMALL_LIMIT + 2;
     while (entries > capacity * MAX_LOAD) capacity = Math.ceil(capacity * 1.25);
+    const { list, slots: old } = this;
     this.list = null;
-    this.slots = new Uint32Array(capacity * this.words).fill(EMPTY);
+    this.slots = new Uint32Array(capacity * words).fill(EMPTY);
+    if (old !== null) {
+      const slots = this.slots;
+      for (let from = 0; from < old.length; from += words) {
+        const high = old[from] as number;
+        if (high === EMPTY) continue;
+        const at = this.place(high, old[from + 1] as number);
+        for (let word = 2; word < words; word++) slots[at + word] = old[from + word] as number;
+      }
+      return;
+    }
+    const current = list ?? [];
     for (let e = 0; e < current.length; e += stride) {
       const key = current[e] as number;
       const at = this.place(Math.floor(key / TWO_32), key >>> 0);
