@@ -32,11 +32,21 @@ export interface LoggerSettings {
   destination?: DestinationStream;
 }
 
+const HLS_PUSH_TOKEN = /^(\/ingest\/hls\/[^/]*\/[^/]*\/)[^/]+/;
+
 /**
  * A request's path as logged: no query string, and no credential a path carries (the token of
- * an `hls` slicer's ingest URL, `/ingest/hls/<workspace>/<slicer>/<token>/<file>`).
+ * an `hls` slicer's ingest URL, `/ingest/hls/<workspace>/<slicer>/<token>/<file>`). Repeated
+ * slashes are logged as one, as the router reads them (`//ingest//hls/...` reaches the same
+ * route, so its token is hidden too). Runs for every access line: no split or regex unless
+ * the path asks for one.
  */
-export const loggedPath = (url: string): string => (url.split('?')[0] ?? '').replace(/^(\/ingest\/hls\/[^/]*\/[^/]*\/)[^/]+/, `$1${REDACTED}`);
+export const loggedPath = (url: string): string => {
+  const query = url.indexOf('?');
+  let path = query === -1 ? url : url.slice(0, query);
+  if (path.includes('//')) path = path.replace(/\/{2,}/g, '/');
+  return path.startsWith('/ingest/hls/') ? path.replace(HLS_PUSH_TOKEN, `$1${REDACTED}`) : path;
+};
 
 /**
  * Where a root logger writes, for lines built by hand (the access line): the destination and the

@@ -67,6 +67,15 @@ describe('one logger for the app and every module', () => {
     assert.deepEqual(lines.filter((l) => l.msg === 'request').map((l) => l.url), ['/ingest/hls/ws1/sl1/********/seg3.ts']);
     assert.doesNotMatch(JSON.stringify(lines), /c2VjcmV0LXRva2Vu/);
   });
+
+  test('the token stays out of the access line when the push URL doubles its slashes (the router ignores them)', async () => {
+    lines.length = 0;
+    const forms = ['//ingest/hls/ws1/sl1/c2VjcmV0LXRva2Vu/seg3.ts', '/ingest//hls/ws1//sl1/c2VjcmV0LXRva2Vu/seg3.ts?x=1'];
+    for (const url of forms) await t.app.inject({ method: 'PUT', url, payload: 'x' });
+    await until(() => lines.filter((l) => l.msg === 'request').length === forms.length, 'the access lines');
+    assert.deepEqual(lines.filter((l) => l.msg === 'request').map((l) => l.url), ['/ingest/hls/ws1/sl1/********/seg3.ts', '/ingest/hls/ws1/sl1/********/seg3.ts']);
+    assert.doesNotMatch(JSON.stringify(lines), /c2VjcmV0LXRva2Vu/);
+  });
 });
 
 describe('access lines at warn', () => {
