@@ -65,3 +65,28 @@ test('hand-built lines on the server log (stdout) are held back and still all wr
   assert.deepEqual(lines.filter((l) => 'n' in l).map((l) => [l.n, l.pid === undefined]), [[0, false], [1, false], [2, false]]);
   assert.ok(lines.some((l) => l.msg === 'after'));
 });
+
+test('held lines reach the server log whole and in order across many chunks, with non-ASCII text and a line longer than a chunk among them', async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const logger = fileURLToPath(new URL('./logger.ts', import.meta.url));
+  const script = `
+    const { createLogger, lineSinkOf } = await import(${JSON.stringify(logger)});
+    const log = createLogger({ level: 'info' });
+    const sink = lineSinkOf(log);
+    for (let i = 0; i < 3000; i++) {
+      const text = i === 1500 ? 'x'.repeat(70000) : 'caf\u00e9 \u2713 \ud83d\ude00 ' + i;
+      sink.write(JSON.stringify({ n: i, text }) + '\\n');
+      if (i === 2000) log.info('between');
+    }
+    process.exit(0);`;
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { maxBuffer: 16 << 20 }, (err, out) => (err ? reject(err) : resolve(out))),
+  );
+  const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const held = lines.filter((l) => 'n' in l);
+  assert.deepEqual(held.map((l) => l.n), Array.from({ length: 3000 }, (_, i) => i));
+  assert.equal(held[7]?.text, 'caf\u00e9 \u2713 \ud83d\ude00 7');
+  assert.equal((held[1500]?.text as string).length, 70000);
+  assert.ok(lines.some((l) => l.msg === 'between'));
+});

@@ -93,7 +93,7 @@ export function createLogger(settings: LoggerSettings): Logger {
       err: pino.stdSerializers.err,
     },
   };
-  const destination = settings.destination ?? (logFd === 1 ? pino.destination({ fd: 1, sync: false }) : pino.destination({ fd: 2, sync: true }));
+  const destination = settings.destination ?? (logFd === 1 ? new ServerLogDestination() : pino.destination({ fd: 2, sync: true }));
   const log = pino(options, destination);
   const base = JSON.stringify(options.base).slice(1, -1);
   // A destination given by the caller (tests) gets one line per write, as pino's own lines.
@@ -101,36 +101,66 @@ export function createLogger(settings: LoggerSettings): Logger {
   return log;
 }
 
+/**
+ * The server log's destination: pino's asynchronous SonicBoom on stdout, holding bytes. pino's
+ * own lines (strings) are encoded as they come; access lines arrive already as bytes, a chunk
+ * of many at a time (BatchedLineSink), and go to the file as they are, with no string joined,
+ * measured or encoded again on the way.
+ */
+class ServerLogDestination implements DestinationStream {
+  private readonly boom = pino.destination({ fd: 1, sync: false, contentMode: 'buffer' });
+
+  write(line: string): void {
+    this.writeBytes(Buffer.from(line, 'utf8'));
+  }
+
+  writeBytes(bytes: Buffer): void {
+    // SonicBoom in buffer mode takes Buffers; its typings only name strings.
+    (this.boom.write as unknown as (data: Buffer) => boolean).call(this.boom, bytes);
+  }
+
+  flush(done?: (err?: Error) => void): void {
+    this.boom.flush(done);
+  }
+
+  flushSync(): void {
+    this.boom.flushSync();
+  }
+}
+
 /** Sinks holding lines, written out on process exit (one listener for them all). */
 const holding = new Set<BatchedLineSink>();
 let exitHooked = false;
 
 /**
- * Hand-built lines (access lines) gathered and handed to the destination LOG_BUFFER_BYTES at a
- * time, or LOG_FLUSH_MS after the first one held, or when the runtime closes or the process
- * exits. pino's own lines (warnings, errors, module lines) are not held: they go out at once.
- * Access lines therefore may appear after a pino line written later, never out of order among
- * themselves.
+ * Hand-built lines (access lines) gathered as UTF-8 bytes and handed to the destination
+ * LOG_BUFFER_BYTES at a time, or LOG_FLUSH_MS after the first one held, or when the runtime
+ * closes or the process exits. pino's own lines (warnings, errors, module lines) are not held:
+ * they go out at once. Access lines therefore may appear after a pino line written later, never
+ * out of order among themselves.
  */
 class BatchedLineSink implements LineSink {
-  private pending: string[] = [];
-  private pendingChars = 0;
+  /** The chunk being filled: room for a full chunk and the longest line that can still join it. */
+  private chunk = Buffer.allocUnsafe(2 * LOG_BUFFER_BYTES);
+  private used = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly destination: DestinationStream,
+    private readonly destination: DestinationStream & { writeBytes?: (bytes: Buffer) => void },
     readonly base: string,
     private readonly batched: boolean,
   ) {}
 
   write(line: string): void {
-    if (!this.batched) {
+    // A line as long as a chunk (never an access line) goes out by itself.
+    if (!this.batched || line.length * 3 > LOG_BUFFER_BYTES) {
+      this.flush();
       this.destination.write(line);
       return;
     }
-    this.pending.push(line);
-    this.pendingChars += line.length;
-    if (this.pendingChars >= LOG_BUFFER_BYTES) {
+    // At most 3 bytes per UTF-16 unit: the line fits in the room left after LOG_BUFFER_BYTES.
+    this.used += this.chunk.write(line, this.used, 'utf8');
+    if (this.used >= LOG_BUFFER_BYTES) {
       this.flush();
       return;
     }
@@ -152,11 +182,13 @@ class BatchedLineSink implements LineSink {
       this.timer = undefined;
     }
     holding.delete(this);
-    if (this.pending.length === 0) return;
-    const chunk = this.pending.join('');
-    this.pending = [];
-    this.pendingChars = 0;
-    this.destination.write(chunk);
+    if (this.used === 0) return;
+    const bytes = this.chunk.subarray(0, this.used);
+    // The destination may hold the bytes until its write completes: the next lines go to a new chunk.
+    this.chunk = Buffer.allocUnsafe(2 * LOG_BUFFER_BYTES);
+    this.used = 0;
+    if (this.destination.writeBytes) this.destination.writeBytes(bytes);
+    else this.destination.write(bytes.toString('utf8'));
     if (!sync) return;
     try {
       // pino's own flush on exit may have run before this listener.
