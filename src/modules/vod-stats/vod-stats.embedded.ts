@@ -31,7 +31,7 @@ export function createEmbeddedStats(deps: VodStatsDeps): EmbeddedStats {
     if (!running) return;
     cancelPrune = clock.setTimer(() => {
       schedulePrune();
-      void store.prune().catch((err: unknown) => log.error({ err }, 'vod-stats prune failed'));
+      void ingest.prune().catch((err: unknown) => log.error({ err }, 'vod-stats prune failed'));
     }, PRUNE_EVERY_MS);
   };
 

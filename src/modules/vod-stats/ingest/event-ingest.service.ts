@@ -238,6 +238,14 @@ export class EventIngestService implements EventIngest {
     }
   }
 
+  /**
+   * Prunes the store once no snapshot copy holds it (a frozen store prunes nothing, and a copy
+   * now lasts as long as its file takes to write): after the batches and copy queued so far.
+   */
+  prune(): Promise<unknown> {
+    return this.tail.then(() => this.store.prune());
+  }
+
   /** Journal bytes a restart would replay on top of the latest snapshot. */
   journalBacklog(): number {
     return this.journal.usage().bytesSinceSnapshot;
