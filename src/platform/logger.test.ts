@@ -45,7 +45,11 @@ test('a logged hls push request shows its path without the token of the ingest U
   assert.deepEqual(lines[0]?.req, { method: 'PUT', url: '/ingest/hls/ws1/sl1/********/seg3.ts', remoteAddress: '127.0.0.1' });
 });
 
-test('hand-built lines on the server log (stdout) are held back and still all written when the process exits at once', async () => {
+/**
+ * The JSON lines a fresh process writes to stdout when it runs `body` with the server logger
+ * (`createLogger({ level: 'info' })` as `log`, its line sink as `sink`) and then exits at once.
+ */
+const serverLogOf = async (body: string): Promise<Array<Record<string, unknown>>> => {
   const { execFile } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const logger = fileURLToPath(new URL('./logger.ts', import.meta.url));
@@ -53,37 +57,32 @@ test('hand-built lines on the server log (stdout) are held back and still all wr
     const { createLogger, lineSinkOf } = await import(${JSON.stringify(logger)});
     const log = createLogger({ level: 'info' });
     const sink = lineSinkOf(log);
+    ${body}`;
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { maxBuffer: 16 << 20 }, (err, out) => (err ? reject(err) : resolve(out))),
+  );
+  return stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+};
+
+test('hand-built lines on the server log (stdout) are held back and still all written when the process exits at once', async () => {
+  const lines = await serverLogOf(`
     setImmediate(() => {
       for (let i = 0; i < 3; i++) sink.write('{"n":' + i + sink.base + '}\\n');
       log.info('after');
       process.exit(0);
-    });`;
-  const stdout = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, out) => (err ? reject(err) : resolve(out))),
-  );
-  const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    });`);
   assert.deepEqual(lines.filter((l) => 'n' in l).map((l) => [l.n, l.pid === undefined]), [[0, false], [1, false], [2, false]]);
   assert.ok(lines.some((l) => l.msg === 'after'));
 });
 
 test('held lines reach the server log whole and in order across many chunks, with non-ASCII text and a line longer than a chunk among them', async () => {
-  const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const logger = fileURLToPath(new URL('./logger.ts', import.meta.url));
-  const script = `
-    const { createLogger, lineSinkOf } = await import(${JSON.stringify(logger)});
-    const log = createLogger({ level: 'info' });
-    const sink = lineSinkOf(log);
+  const lines = await serverLogOf(`
     for (let i = 0; i < 3000; i++) {
       const text = i === 1500 ? 'x'.repeat(70000) : 'caf\u00e9 \u2713 \ud83d\ude00 ' + i;
       sink.write(JSON.stringify({ n: i, text }) + '\\n');
       if (i === 2000) log.info('between');
     }
-    process.exit(0);`;
-  const stdout = await new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { maxBuffer: 16 << 20 }, (err, out) => (err ? reject(err) : resolve(out))),
-  );
-  const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    process.exit(0);`);
   const held = lines.filter((l) => 'n' in l);
   assert.deepEqual(held.map((l) => l.n), Array.from({ length: 3000 }, (_, i) => i));
   assert.equal(held[7]?.text, 'caf\u00e9 \u2713 \ud83d\ude00 7');
