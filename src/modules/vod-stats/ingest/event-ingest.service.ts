@@ -7,6 +7,7 @@ import { BatchIntake, ownWorkspaceOnly, type IngestOwners, replayContext, type E
 import type { IngestResult } from '../events.schema.js';
 import type { EventColumns, IdTable } from '../event-columns.js';
 import type { EventJournal, ReplayResult } from '../journal/journal.js';
+import { SNAPSHOT_WRITE_CHARS } from '../journal/snapshot-files.js';
 import type { RecordResult, StatsStore } from '../store/stats-store.js';
 
 /** A store the ingest pipeline can snapshot (the embedded one); a shared store needs none. */
@@ -50,8 +51,6 @@ const SNAPSHOT_SLICE_MS = 5;
  * so replay, which counts whole batches, still rebuilds exactly the same statistics.
  */
 const EVENTS_PER_COUNT_SLICE = 8192;
-/** Snapshot text handed to the journal at a time (the journal writes about a MiB at a time). */
-const SNAPSHOT_CHUNK_CHARS = 256 * 1024;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -209,8 +208,8 @@ export class EventIngestService implements EventIngest {
   }
 
   /**
-   * The frozen store's lines, about SNAPSHOT_CHUNK_CHARS at a time (several lines joined by
-   * newlines), yielding to the event loop every snapshotSliceMs of work; `done` runs when the
+   * The frozen store's lines, the journal's write size at a time (several lines joined by
+   * newlines: a full chunk is written as it is, not gathered and joined again), yielding to the event loop every snapshotSliceMs of work; `done` runs when the
    * copy ends, finished or not.
    */
   private async *copyChunks(done: () => void): AsyncGenerator<string> {
@@ -222,7 +221,7 @@ export class EventIngestService implements EventIngest {
         chunk.push(line);
         chars += line.length + 1;
         const sliceOver = this.stopwatch() - sliceStart >= this.snapshotSliceMs;
-        if (chars >= SNAPSHOT_CHUNK_CHARS || sliceOver) {
+        if (chars >= SNAPSHOT_WRITE_CHARS || sliceOver) {
           yield chunk.join('\n');
           chunk = [];
           chars = 0;

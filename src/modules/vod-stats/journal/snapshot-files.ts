@@ -37,6 +37,9 @@ export const snapshotFiles = (names: readonly string[]): SnapshotFile[] => {
   return found.sort((a, b) => b.seq - a.seq || (a.crc === null ? 1 : 0) - (b.crc === null ? 1 : 0));
 };
 
+/** Snapshot text written at a time (an item at least this long is written as it comes). */
+export const SNAPSHOT_WRITE_CHARS = 1 << 20;
+
 /**
  * Writes `lines` to `path`, each item followed by a newline (an item may hold several lines
  * joined by newlines: a snapshot streamed in chunks), and fsyncs it; resolves with its size and
@@ -60,7 +63,7 @@ export const writeLines = async (path: string, lines: Iterable<string> | AsyncIt
     const take = (line: string): boolean => {
       chunk.push(line);
       chunkChars += line.length + 1;
-      return chunkChars >= 1 << 20;
+      return chunkChars >= SNAPSHOT_WRITE_CHARS;
     };
     const flushHeld = async () => {
       const full = chunk;
