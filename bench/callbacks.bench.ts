@@ -3,6 +3,7 @@
  * (baseline: plain undici POSTs with the same concurrency), and ingest throughput with and
  * without delivery running (baseline: the same ingest with no callback configured).
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { systemClock } from '../src/platform/clock.js';
@@ -11,6 +12,8 @@ import { signV4 } from '../src/platform/auth/v4-signature.js';
 import { parseCallbackAllowList } from '../src/platform/net/callback-allowlist.js';
 import { SsrfGuard } from '../src/platform/net/ssrf-guard.js';
 import { CallbackClient } from '../src/modules/error-reporting/callback-client.js';
+import type { CallbackTransport } from '../src/modules/error-reporting/callback-client.js';
+import { ThreadedCallbackSender } from '../src/modules/error-reporting/callback-sender.js';
 import { CallbackDispatcher } from '../src/modules/error-reporting/callback-dispatcher.js';
 import type { ErrorReportInput } from '../src/modules/error-reporting/error-report.js';
 import { generateSigningSecret, WebhookSigner } from '../src/modules/error-reporting/webhook-signature.js';
@@ -57,12 +60,31 @@ const rawPosts = async (url: string, body: string): Promise<{ perSecond: number;
   return { perSecond: sent / durationS, cpuUsPerReport: (used.user + used.system) / sent };
 };
 
-/** The dispatcher with the real client: keep its queue topped up for the duration, count deliveries. */
-const dispatcherDeliveries = async (url: string): Promise<{ perSecond: number; cpuUsPerReport: number }> => {
-  const guard = new SsrfGuard({ allowList: parseCallbackAllowList('127.0.0.1/32') });
-  const client = new CallbackClient({ guard, connectionsPerEndpoint: concurrency });
+interface Deliveries {
+  perSecond: number;
+  /** Process CPU (every thread) per delivered report. */
+  cpuUsPerReport: number;
+  /** Time the main thread's event loop was busy per delivered report. */
+  mainUsPerReport: number;
+}
+
+/**
+ * The dispatcher with a real transport (the sender thread as shipped, or the client on the main
+ * thread): keep its queue topped up for the duration, count deliveries.
+ */
+const dispatcherDeliveries = async (url: string, sender: 'thread' | 'main'): Promise<Deliveries> => {
+  const transport: CallbackTransport & { close(): Promise<void> } =
+    sender === 'thread'
+      ? new ThreadedCallbackSender({ allowList: '127.0.0.1/32', timeoutMs: 5000, connectionsPerEndpoint: concurrency })
+      : new CallbackClient({ guard: new SsrfGuard({ allowList: parseCallbackAllowList('127.0.0.1/32') }), connectionsPerEndpoint: concurrency });
+  // The thread starts with the first delivery: one report first, so its start is not in the figure.
+  const warm = new CallbackDispatcher({ transport, clock: systemClock, ids: randomIds });
+  warm.setRoute('bench', { owner: 'bench', url, signer: new WebhookSigner([generateSigningSecret()]) });
+  warm.submit(report);
+  while (warm.stats().totals.delivered === 0) await sleep(10);
+  warm.close();
   const dispatcher = new CallbackDispatcher({
-    transport: client,
+    transport,
     clock: systemClock,
     ids: randomIds,
     ratePerSecond: 1_000_000,
@@ -71,6 +93,7 @@ const dispatcherDeliveries = async (url: string): Promise<{ perSecond: number; c
   });
   dispatcher.setRoute('bench', { owner: 'bench', url, signer: new WebhookSigner([generateSigningSecret()]) });
   const cpu = process.cpuUsage();
+  const elu = performance.eventLoopUtilization();
   const started = Date.now();
   const deadline = started + durationS * 1000;
   // Top the queue up every few milliseconds, as ingest batches would; spinning would steal the
@@ -80,11 +103,12 @@ const dispatcherDeliveries = async (url: string): Promise<{ perSecond: number; c
     await sleep(5);
   }
   const used = process.cpuUsage(cpu);
+  const busy = performance.eventLoopUtilization(elu);
   const { delivered } = dispatcher.stats().totals;
   const perSecond = delivered / ((Date.now() - started) / 1000);
   dispatcher.close();
-  await client.close();
-  return { perSecond, cpuUsPerReport: (used.user + used.system) / delivered };
+  await transport.close();
+  return { perSecond, cpuUsPerReport: (used.user + used.system) / delivered, mainUsPerReport: (busy.active * 1000) / delivered };
 };
 
 export const ndjsonBatch = (owner: string, size: number, errorShare: number): string => {
@@ -165,10 +189,11 @@ export const callbacksBenchmark: Benchmark = {
     try {
       const body = JSON.stringify({ ...report, subtype: 'web' });
       const raw = await rawPosts(`${receiver.url}`, body);
-      const dispatched = await dispatcherDeliveries(receiver.url);
+      const dispatched = await dispatcherDeliveries(receiver.url, 'thread');
+      const inline = await dispatcherDeliveries(receiver.url, 'main');
       const results: Comparison[] = [
         {
-          name: `dispatcher deliveries (signed, ${concurrency} in flight)`,
+          name: `dispatcher deliveries (signed, ${concurrency} in flight, sender thread as shipped)`,
           unit: 'reports/s',
           value: dispatched.perSecond,
           baseline: { name: `plain undici POSTs, ${concurrency} in flight`, value: raw.perSecond },
@@ -176,11 +201,23 @@ export const callbacksBenchmark: Benchmark = {
           met: dispatched.perSecond >= 20_000,
         },
         {
+          name: 'dispatcher deliveries, sent from the main thread (PLAYLINE_CALLBACK_THREAD=false)',
+          unit: 'reports/s',
+          value: inline.perSecond,
+          baseline: { name: `plain undici POSTs, ${concurrency} in flight`, value: raw.perSecond },
+        },
+        {
           // CPU per report moves less than throughput when other processes share the cores.
-          name: 'sender CPU per delivered report',
+          name: 'sender CPU per delivered report (all threads)',
           unit: 'us',
           value: dispatched.cpuUsPerReport,
           baseline: { name: 'plain undici POST', value: raw.cpuUsPerReport },
+        },
+        {
+          name: 'main-thread time per delivered report, sender thread',
+          unit: 'us',
+          value: dispatched.mainUsPerReport,
+          baseline: { name: 'sent from the main thread', value: inline.mainUsPerReport },
         },
       ];
       const ingest = await ingestSideBySide(receiver);

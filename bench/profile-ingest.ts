@@ -7,7 +7,8 @@
  * (default a temp dir). BENCH_PROFILE=get profiles the signed single-asset GET instead;
  * BENCH_PROFILE_LEVEL=warn sets the log level first; BENCH_PROFILE=bare profiles the bare route, the
  * GET's baseline, under the same load; BENCH_PROFILE=callbacks profiles the callbacks benchmark's
- * ingest (10 % error events) with an Error Reporting callback to a local receiver;
+ * ingest (10 % error events) with an Error Reporting callback to a local receiver (BENCH_PROFILE=callbacks-off:
+ * the same ingest with no callback configured, its baseline);
  * BENCH_PROFILE_HEAP=1 takes a sampling heap profile of the same load instead (bytes by allocation
  * site of what outlived the young generation: what scavenges copy and promote).
  */
@@ -79,13 +80,15 @@ if (what === 'bare') {
     await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"s"}`, headers: { 'content-type': 'application/x-ndjson' } });
     result = await profiled({ url: `${app.url}${signed(`/api/v4/monitoring/vod-stats/${asset}`)}` });
     process.stdout.write(`single-asset GET: ${Math.round(result.requestsPerSec)} req/s\n`);
-  } else if (receiver) {
-    const put = await fetch(`${app.url}${signed('/api/v4/error-reporting/settings')}`, { method: 'PUT', body: JSON.stringify({ callback_url: receiver.url }), headers: { 'content-type': 'application/json' } });
-    if (put.status !== 200) throw new Error(`saving the callback answered ${put.status}`);
-    const before = await receiver.command<number>('count');
+  } else if (what === 'callbacks' || what === 'callbacks-off') {
+    if (receiver) {
+      const put = await fetch(`${app.url}${signed('/api/v4/error-reporting/settings')}`, { method: 'PUT', body: JSON.stringify({ callback_url: receiver.url }), headers: { 'content-type': 'application/json' } });
+      if (put.status !== 200) throw new Error(`saving the callback answered ${put.status}`);
+    }
+    const before = receiver ? await receiver.command<number>('count') : 0;
     result = await profiled({ url: app.url, connections: 8, requests: [{ method: 'POST', path: signed('/api/v4/monitoring/events'), body: ndjsonBatch(owner, 1000, 0.1), headers: { 'content-type': 'application/x-ndjson' } }] });
-    const delivered = (await receiver.command<number>('count')) - before;
-    process.stdout.write(`ingest with callbacks: ${Math.round(result.requestsPerSec * 1000)} events/s; ${delivered} reports delivered over both loads\n`);
+    const delivered = receiver ? (await receiver.command<number>('count')) - before : 0;
+    process.stdout.write(`ingest ${receiver ? 'with' : 'without'} callbacks: ${Math.round(result.requestsPerSec * 1000)} events/s; ${delivered} reports delivered over both loads\n`);
   } else {
     const requests = ingestBodies(owner, 8, 1000).map((body) => ({ method: 'POST', path: signed('/api/v4/monitoring/events'), body, headers: { 'content-type': 'application/x-ndjson' } }));
     result = await profiled({ url: app.url, connections: 4, requests });
@@ -131,7 +134,7 @@ for (const [id, t] of self) {
   byFunction.set(name, (byFunction.get(name) ?? 0) + t);
 }
 const requests = result.requestsPerSec * Number(process.env.BENCH_DURATION_S ?? 5);
-const perEvent = what === 'ingest' || what === 'callbacks';
+const perEvent = what === 'ingest' || what.startsWith('callbacks');
 const unit = perEvent ? 'event' : 'request';
 const per = perEvent ? requests * 1000 : requests;
 process.stdout.write(`profile ${file}: busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / per).toFixed(2)} us per ${unit} (whole run)\n`);

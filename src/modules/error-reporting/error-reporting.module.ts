@@ -1,5 +1,6 @@
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
+import { systemClock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import { ConfigError } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
@@ -12,6 +13,8 @@ import type { HostResolver } from '../../platform/net/ssrf-guard.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { Registry } from 'prom-client';
 import { CallbackClient } from './callback-client.js';
+import type { CallbackTransport } from './callback-client.js';
+import { ThreadedCallbackSender } from './callback-sender.js';
 import { CallbackDispatcher } from './callback-dispatcher.js';
 import { CallbackRouteSync } from './callback-route-sync.js';
 import type { DeliveryAttempt } from './delivery-log.js';
@@ -24,7 +27,7 @@ import type { CallbackSettings } from './error-reporting.service.js';
 export interface ErrorReportingDeps {
   config: Pick<
     Config,
-    'callbackAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency' | 'callbackBackoffMs' | 'callbackBackoffMaxMs'
+    'callbackAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency' | 'callbackBackoffMs' | 'callbackBackoffMaxMs' | 'callbackThread'
     | 'deliveryLogRetentionH' | 'deliveryLogMaxPerWorkspace' | 'deliveryLogQueue' | 'deliveryLogWriteRate'
   >;
   clock: Clock;
@@ -66,7 +69,10 @@ export interface ErrorReportingOverrides {
 export interface ErrorReporting {
   service: ErrorReportingService;
   dispatcher: CallbackDispatcher;
+  /** The settings test's client (and the sender too when deliveries run on the main thread). */
   client: CallbackClient;
+  /** What deliveries go through: the sender thread, or `client` itself. */
+  transport: CallbackTransport & { close(): Promise<void> };
   routeSync: CallbackRouteSync;
   /** The persistent delivery log (every attempt with its body and signature headers). */
   deliveryLog: DeliveryLogStore;
@@ -98,6 +104,18 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     timeoutMs: config.callbackTimeoutMs,
     connectionsPerEndpoint: config.callbackConcurrency,
   });
+  // The sender thread keeps delivery off the event loop that serves the API. It runs on the system
+  // clock and DNS, so a runtime given a test clock or resolver sends from the main thread instead.
+  const threaded = config.callbackThread && clock === systemClock && !overrides.resolver;
+  const onError = (message: string, err: unknown) => deps.log.error({ err }, message);
+  const transport = threaded
+    ? new ThreadedCallbackSender({
+        allowList: config.callbackAllowlist,
+        timeoutMs: config.callbackTimeoutMs,
+        connectionsPerEndpoint: config.callbackConcurrency,
+        onError,
+      })
+    : client;
   const deliveryLog = new DeliveryLogStore({
     db,
     clock,
@@ -106,12 +124,12 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     writeRatePerS: config.deliveryLogWriteRate,
     retentionMs: config.deliveryLogRetentionH * 3_600_000,
     maxPerWorkspace: config.deliveryLogMaxPerWorkspace,
-    onError: (message, err) => deps.log.error({ err }, message),
+    onError,
   });
   // The metrics read the dispatcher, and the dispatcher feeds the latency histogram: tie the knot.
   let observe: (attempt: DeliveryAttempt) => void = () => undefined;
   const dispatcher = new CallbackDispatcher({
-    transport: client,
+    transport,
     clock,
     ids,
     ratePerSecond: config.callbackRatePerS,
@@ -124,7 +142,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
       observe(attempt);
       deliveryLog.record(owner, attempt, request);
     },
-    onError: (message, err) => deps.log.error({ err }, message),
+    onError,
     ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster), onResume: overrides.cluster.resumed.bind(overrides.cluster) } : {}),
   });
   observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher, () => deliveryLog.stats()).observe;
@@ -150,6 +168,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     service,
     dispatcher,
     client,
+    transport,
     routeSync,
     deliveryLog,
     background: {
@@ -166,6 +185,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
       async stop() {
         routeSync.stop();
         dispatcher.close();
+        await transport.close();
         await client.close();
         // Last: the attempts that ended while closing are written too.
         await deliveryLog.stop();

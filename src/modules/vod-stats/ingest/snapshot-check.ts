@@ -1,12 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import { startWorker } from '../../../platform/worker-thread.js';
 
 /** What the check thread answers. */
 export type SnapshotCheckAnswer = { ok: true; assets: number } | { ok: false; error: string };
-
-const here = import.meta.url;
-/** Run from source (tsx): the worker must load TypeScript too; the built server runs the compiled file. */
-const fromSource = here.endsWith('.ts');
-const entry = new URL(`./snapshot-check.worker.${fromSource ? 'ts' : 'js'}`, here);
 
 /**
  * Reads a snapshot file back in full the way a start would (the store's own restore code, into
@@ -15,11 +10,7 @@ const entry = new URL(`./snapshot-check.worker.${fromSource ? 'ts' : 'js'}`, her
  */
 export const checkSnapshotFile = (path: string): Promise<void> =>
   new Promise<void>((resolve, reject) => {
-    const workerData = { path };
-    // A worker does not inherit the parent's `--import tsx` hooks: from source, it registers them itself.
-    const worker = fromSource
-      ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData })
-      : new Worker(entry, { workerData });
+    const worker = startWorker(import.meta.url, 'snapshot-check.worker', { workerData: { path } });
     let answered = false;
     worker.once('message', (answer: SnapshotCheckAnswer) => {
       answered = true;
