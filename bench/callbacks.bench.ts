@@ -3,6 +3,9 @@
  * (baseline: plain undici POSTs with the same concurrency), and ingest throughput with and
  * without delivery running (baseline: the same ingest with no callback configured).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -17,6 +20,8 @@ import { ThreadedCallbackSender } from '../src/modules/error-reporting/callback-
 import { CallbackDispatcher } from '../src/modules/error-reporting/callback-dispatcher.js';
 import type { ErrorReportInput } from '../src/modules/error-reporting/error-report.js';
 import { generateSigningSecret, WebhookSigner } from '../src/modules/error-reporting/webhook-signature.js';
+import { DeliveryLogStore } from '../src/modules/error-reporting/delivery-log-store.js';
+import { openStorage } from '../src/platform/db/database.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
@@ -109,6 +114,35 @@ const dispatcherDeliveries = async (url: string, sender: 'thread' | 'main'): Pro
   dispatcher.close();
   await transport.close();
   return { perSecond, cpuUsPerReport: (used.user + used.system) / delivered, mainUsPerReport: (busy.active * 1000) / delivered };
+};
+
+/**
+ * The delivery log as the server writes it (embedded SQLite, 200-row batches, one workspace):
+ * event-loop time per attempt written while the log grows from 0 to 100,000 rows, the last
+ * 20,000 against the first 20,000 (a log whose writes cost more as it grows shows a ratio above 1).
+ */
+const deliveryLogWrites = async (): Promise<{ first: number; last: number }> => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'playline-bench-delivery-log-'));
+  const storage = await openStorage({ dataDir });
+  try {
+    const log = new DeliveryLogStore({ db: storage.db, clock: systemClock, ids: randomIds, queueCapacity: 1_000_000, retentionMs: 3_600_000, maxPerWorkspace: 1_000_000, writeRatePerS: 2000, onError: () => undefined });
+    const body = JSON.stringify({ ...report, subtype: 'web' });
+    const headers = { 'webhook-id': 'msg_0123456789abcdef0123456789abcdef', 'webhook-timestamp': '1763719200', 'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' };
+    const perRow: number[] = [];
+    for (let written = 0; written < 100_000; written += 200) {
+      const started = performance.now();
+      for (let i = 0; i < 200; i += 1) {
+        log.record('bench', { at: Date.now(), webhookId: headers['webhook-id'], url: 'http://127.0.0.1:40000/', outcome: 'delivered', status: 200, latencyMs: 3 }, { body, headers });
+      }
+      await log.flush();
+      perRow.push(((performance.now() - started) * 1000) / 200);
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    return { first: mean(perRow.slice(0, 100)), last: mean(perRow.slice(-100)) };
+  } finally {
+    await storage.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 };
 
 export const ndjsonBatch = (owner: string, size: number, errorShare: number): string => {
@@ -220,6 +254,13 @@ export const callbacksBenchmark: Benchmark = {
           baseline: { name: 'sent from the main thread', value: inline.mainUsPerReport },
         },
       ];
+      const logged = await deliveryLogWrites();
+      results.push({
+        name: 'delivery log: time per attempt written, rows 80,000-100,000 (SQLite, 200-row batches)',
+        unit: 'us',
+        value: logged.last,
+        baseline: { name: 'rows 0-20,000', value: logged.first },
+      });
       const ingest = await ingestSideBySide(receiver);
       if (ingest) results.push(...ingest);
       else process.stdout.write('  ingest side by side: skipped, POST /api/v4/monitoring/events is not wired yet\n');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { testEngines, type TestStorage } from '../../../test/helpers/engines.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { FakeClock } from '../../platform/clock.js';
-import { sequentialIds } from '../../platform/ids.js';
+import { randomIds, sequentialIds } from '../../platform/ids.js';
 import type { CallbackRequest } from './callback-client.js';
 import type { DeliveryAttempt } from './delivery-log.js';
 import { DeliveryLogStore, type DeliveryLogStoreOptions } from './delivery-log-store.js';
@@ -142,3 +142,17 @@ for (const engine of await testEngines()) {
     });
   });
 }
+
+test('attempt ids are in time order (each insert lands at the end of the primary-key index) and unique within a millisecond', () => {
+  const clock = new FakeClock(1_763_719_200_000);
+  const log = new DeliveryLogStore({ db: undefined as never, clock, ids: randomIds, queueCapacity: 1, retentionMs: 1, maxPerWorkspace: 1, writeRatePerS: 1, onError: () => undefined });
+  const made: string[] = [];
+  for (const step of [0, 1, 999, 3_600_000, 86_400_000 * 400]) {
+    clock.advance(step);
+    made.push(log.newId());
+  }
+  for (const id of made) assert.match(id, /^att_[0-9a-f]{32}$/);
+  assert.deepEqual([...made].sort(), made, 'a later id sorts after an earlier one');
+  const sameMs = new Set(Array.from({ length: 10_000 }, () => log.newId()));
+  assert.equal(sameMs.size, 10_000);
+});
