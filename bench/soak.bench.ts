@@ -92,7 +92,12 @@ export const soakBenchmark: Benchmark = {
         });
         requests += result.requests.total;
         non2xx += result.non2xx;
-        process.stdout.write(`  minute ${minute + 1}/${minutes}: RSS ${(rssOf(pid) / 2 ** 20).toFixed(1)} MiB, ${Math.round(result.requests.average)} req/s\n`);
+        // Where the memory is: V8's heap (used of allocated), and ArrayBuffers (the store's typed arrays, Buffers) outside it.
+        const memory = await app.command<NodeJS.MemoryUsage>('memory');
+        const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+        process.stdout.write(
+          `  minute ${minute + 1}/${minutes}: RSS ${mib(rssOf(pid))} MiB (V8 heap ${mib(memory.heapUsed)} used of ${mib(memory.heapTotal)}, array buffers ${mib(memory.arrayBuffers)}), ${Math.round(result.requests.average)} req/s\n`,
+        );
       }
     } finally {
       clearInterval(sampler);

@@ -93,6 +93,8 @@ if (kind === 'static') {
     'probe-start': () => probes.start(),
     'probe-stop': () => probes.stop(),
     heap: () => heapAfterGc(),
+    // What the process holds as it runs (no GC first): the soak prints it per minute next to RSS.
+    memory: () => process.memoryUsage(),
     'cpu-start': () => cpu.start(),
     'cpu-stop': (file) => cpu.stop(String(file)),
     'heap-start': () => heapSampling.start(),
