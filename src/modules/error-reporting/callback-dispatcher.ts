@@ -6,7 +6,6 @@ import type { DeliveryOutcome } from './delivery-outcome.js';
 import type { DeliveryAttempt, DeliveryCounters, DropReason } from './delivery-log.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { ErrorReportInput } from './error-report.js';
-import { boundedReport } from './error-report.js';
 import { EndpointScheduler, type Backoff, type CallbackRoute, type EndpointState } from './endpoint-scheduler.js';
 
 export type { Backoff, CallbackRoute, EndpointState } from './endpoint-scheduler.js';
@@ -129,7 +128,7 @@ export class CallbackDispatcher implements ErrorReportSink {
   submit(report: ErrorReportInput): SubmitResult {
     const route = this.routes.get(report.owner);
     if (!route || this.closed) return 'no_callback';
-    const result = this.scheduler.enqueue(route.url, boundedReport(report));
+    const result = this.scheduler.enqueue(route.url, report);
     if (result !== 'queued' && result !== 'no_callback') this.log.recordDrop(report.owner, result);
     return result;
   }

@@ -5,7 +5,8 @@ import { CircularBuffer } from './circular-buffer.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import { isUnreachable } from './delivery-outcome.js';
 import type { DeliveryAttempt, DeliveryLog, DropReason } from './delivery-log.js';
-import type { ErrorReport } from './error-report.js';
+import type { ErrorReport, ErrorReportInput } from './error-report.js';
+import { boundedReport } from './error-report.js';
 import type { WebhookSigner } from './webhook-signature.js';
 
 /** Where one workspace's reports go, and how they are signed. */
@@ -149,14 +150,17 @@ export class EndpointScheduler {
     if (endpoint.inFlight === 0) this.endpoints.delete(url);
   }
 
-  /** Queues a report for `url`, or says why not; O(1), never waits. */
-  enqueue(url: string, report: ErrorReport): 'queued' | 'no_callback' | DropReason {
+  /**
+   * Queues a report for `url` (its text fields cut to their caps, so a queued report has a bounded
+   * size), or says why not; O(1), never waits. A report that is dropped is not copied first.
+   */
+  enqueue(url: string, report: ErrorReportInput): 'queued' | 'no_callback' | DropReason {
     const endpoint = this.endpoints.get(url);
     if (!endpoint || this.closed) return 'no_callback';
     if (endpoint.pausedUntil > this.o.clock.now()) return 'paused';
     if (endpoint.queue.full) return 'throttled';
     if (this.totalQueued >= this.o.totalQueueCapacity) return 'overloaded';
-    endpoint.queue.push(report);
+    endpoint.queue.push(boundedReport(report));
     this.totalQueued += 1;
     this.kick(endpoint);
     return 'queued';
@@ -247,9 +251,9 @@ export class EndpointScheduler {
   }
 
   private send(endpoint: Endpoint, route: CallbackRoute, report: ErrorReport): void {
-    const webhookId = `msg_${this.o.ids.uuid().replaceAll('-', '')}`;
+    const webhookId = `msg_${this.o.ids.hex()}`;
     const body = JSON.stringify(report);
-    const request: CallbackRequest = { body, headers: { ...route.signer.sign(webhookId, this.o.clock.now() / 1000, body) } };
+    const request: CallbackRequest = { body, headers: route.signer.sign(webhookId, this.o.clock.now() / 1000, body) };
     const generation = endpoint.generation;
     endpoint.inFlight += 1;
     this.o.transport

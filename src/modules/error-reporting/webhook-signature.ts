@@ -4,12 +4,12 @@ const secretPrefix = 'whsec_';
 /** 32 random bytes, as most Standard Webhooks senders use; receivers accept 24–64. */
 const secretBytes = 32;
 
-/** The three Standard Webhooks headers carried by every callback request. */
-export interface WebhookHeaders {
+/** The three Standard Webhooks headers carried by every callback request (a plain header record, sent as it is). */
+export type WebhookHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /** A new signing secret in the Standard Webhooks form `whsec_<base64>`. */
 export const generateSigningSecret = (): string => secretPrefix + randomBytes(secretBytes).toString('base64');
