@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Worker as WorkerThread } from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
 import type { CallbackRequest } from './callback-client.js';
 import { ThreadedCallbackSender } from './callback-sender.js';
@@ -55,6 +56,50 @@ test('every request handed over in one turn gets its own answer, in any mix of o
     if (expected === 'non_200') assert.equal(outcome.status, 503);
   });
   assert.equal(sender.inFlight, 0);
+});
+
+/** A receiver on a thread of its own, so it answers while this test holds the event loop. */
+const threadReceiver = async (): Promise<{ url: string; close: () => Promise<number> }> => {
+  const code = `
+    const { createServer } = require('node:http');
+    const { parentPort } = require('node:worker_threads');
+    const server = createServer((req, res) => { req.resume(); req.on('end', () => res.end()); });
+    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+    parentPort.on('message', () => server.close(() => process.exit(0)));
+  `;
+  const worker = new WorkerThread(code, { eval: true });
+  const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+  return {
+    url: `http://127.0.0.1:${port}/cb`,
+    close: () => {
+      worker.postMessage('close');
+      return new Promise((resolve) => worker.once('exit', resolve));
+    },
+  };
+};
+
+test('while the event loop is busy, the answers that come in meanwhile arrive together', opts, async () => {
+  const other = await threadReceiver();
+  try {
+    await sender.deliver(other.url, request);
+    const thread = threadOf(sender);
+    assert.ok(thread);
+    let messages = 0;
+    const count = () => (messages += 1);
+    thread.on('message', count);
+    // 20 requests over 4 connections: at least 5 rounds on the thread, each answered in a turn of its own.
+    const outcomes = Array.from({ length: 20 }, () => sender.deliver(other.url, request));
+    await new Promise((resolve) => setImmediate(resolve));
+    const heldUntil = Date.now() + 500;
+    while (Date.now() < heldUntil) {
+      // busy: the thread sends everything and gets every answer meanwhile
+    }
+    for (const outcome of await Promise.all(outcomes)) assert.equal(outcome.outcome, 'delivered');
+    thread.off('message', count);
+    assert.ok(messages <= 3, `${messages} answer messages for 20 requests`);
+  } finally {
+    await other.close();
+  }
 });
 
 test('a thread that stops ends the requests it held as resets, and the next request starts a new one', opts, async () => {

@@ -11,6 +11,11 @@ export interface CallbackSenderSettings {
   connectionsPerEndpoint: number;
 }
 
+/** The thread's start data: the settings, and the count of answer messages the main thread has read (an Int32Array over shared memory, slot 0). */
+export interface CallbackSenderStart extends CallbackSenderSettings {
+  answersRead: SharedArrayBuffer;
+}
+
 /** One request handed to the thread: id, URL, body, headers. */
 export type SenderRequest = [id: number, url: string, body: string, headers: Record<string, string>];
 /** One answer from the thread: the request's id and what the attempt came to. */
@@ -30,8 +35,10 @@ const stopped = (detail: string): DeliveryOutcome => ({ outcome: 'reset', status
  * dispatcher (queues, rates, pauses, the delivery log) and the signing, so a request is handed
  * over already signed and its outcome comes back to the same bookkeeping as before.
  *
- * Requests handed over in one turn of the event loop travel as one message, and answers come
- * back in batches the same way. The thread starts with the first delivery. Should it fail or
+ * Requests handed over in one turn of the event loop travel as one message. Answers come back in
+ * batches: the thread sends its next message only once the main thread has read the previous one
+ * (a counter in shared memory), so an event loop busy with a large request reads every answer
+ * that arrived meanwhile as one message. The thread starts with the first delivery. Should it fail or
  * exit, every request it held ends as a `reset` (the dispatcher's usual backoff applies) and the
  * next delivery starts a new one. The thread runs on the system clock and the system's DNS.
  */
@@ -54,7 +61,9 @@ export class ThreadedCallbackSender implements CallbackTransport {
       this.outbox.push([id, url, request.body, request.headers]);
       if (this.flushScheduled) return;
       this.flushScheduled = true;
-      queueMicrotask(this.flush);
+      // After the poll phase: every answer message of this turn has been handled, and the
+      // requests they freed travel together (a microtask would send one message per answer message).
+      setImmediate(this.flush);
     });
   }
 
@@ -85,9 +94,14 @@ export class ThreadedCallbackSender implements CallbackTransport {
 
   private start(): Worker {
     const { allowList, timeoutMs, connectionsPerEndpoint } = this.options;
-    const settings: CallbackSenderSettings = { allowList, timeoutMs, connectionsPerEndpoint };
-    const worker = startWorker(import.meta.url, 'callback-sender.worker', { workerData: settings });
+    const answersRead = new SharedArrayBuffer(4);
+    const read = new Int32Array(answersRead);
+    const start: CallbackSenderStart = { allowList, timeoutMs, connectionsPerEndpoint, answersRead };
+    const worker = startWorker(import.meta.url, 'callback-sender.worker', { workerData: start });
     worker.on('message', (answers: SenderAnswer[]) => {
+      // The thread holds further answers while this count lags behind what it sent: a busy event
+      // loop reads one message per turn instead of one per answer that came in meanwhile.
+      Atomics.add(read, 0, 1);
       for (const [id, outcome] of answers) {
         const resolve = this.waiting.get(id);
         if (!resolve) continue;

@@ -2,16 +2,20 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
 import { CallbackClient } from './callback-client.js';
-import type { CallbackSenderSettings, SenderAnswer, SenderRequest } from './callback-sender.js';
+import type { CallbackSenderStart, SenderAnswer, SenderRequest } from './callback-sender.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 
 /**
  * The callback sender thread (callback-sender.ts): its own `CallbackClient` (keep-alive pools,
  * SSRF guard with DNS pinning, timeouts) sends what the main thread hands over, and the outcomes
- * go back in batches: every answer that arrives in one turn of this thread's event loop travels
- * in one message.
+ * go back in batches: the answers that arrive in one turn of this thread's event loop travel in
+ * one message, and while the main thread has not read the previous message yet (it is busy), the
+ * answers wait and go together once it has.
  */
-const settings = workerData as CallbackSenderSettings;
+const settings = workerData as CallbackSenderStart;
+const answersRead = new Int32Array(settings.answersRead);
+/** How long held answers wait before the main thread's progress is looked at again. */
+const RECHECK_MS = 1;
 const client = new CallbackClient({
   guard: new SsrfGuard({ allowList: parseCallbackAllowList(settings.allowList) }),
   timeoutMs: settings.timeoutMs,
@@ -21,14 +25,26 @@ const port = parentPort;
 if (!port) throw new Error('callback-sender.worker runs as a worker thread');
 
 let answers: SenderAnswer[] = [];
+let sent = 0;
+let sendScheduled = false;
 const send = (): void => {
+  sendScheduled = false;
+  if (answers.length === 0) return;
+  if (Atomics.load(answersRead, 0) < sent) {
+    sendScheduled = true;
+    setTimeout(send, RECHECK_MS);
+    return;
+  }
   const batch = answers;
   answers = [];
+  sent += 1;
   port.postMessage(batch);
 };
 const answer = (id: number, outcome: DeliveryOutcome): void => {
-  if (answers.length === 0) setImmediate(send);
   answers.push([id, outcome]);
+  if (sendScheduled) return;
+  sendScheduled = true;
+  setImmediate(send);
 };
 
 port.on('message', (batch: SenderRequest[]) => {
