@@ -24,6 +24,7 @@ import { fastifyStatic } from '@fastify/static';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createRuntime } from '../../src/runtime.js';
+import { applyServerV8Settings } from '../../src/cli/node-flags.js';
 import { bareEdgePlaylist } from '../playback-edge.fixtures.js';
 import { announce, serveCommands } from '../lib/bench-ipc.js';
 import { CpuProfile, HeapSampling, ServerProbes, heapAfterGc } from '../lib/server-probes.js';
@@ -63,6 +64,8 @@ if (kind === 'static') {
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   announce(`READY ${url}`);
 } else {
+  // The app as `playline serve` runs it: with the V8 settings the server gives itself.
+  applyServerV8Settings();
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-bench-'));
   const config = loadConfig({ ...process.env, PLAYLINE_DATA_DIR: dataDir });
   const runtime = await createRuntime(config);

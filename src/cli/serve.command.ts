@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { closeOnSignals, startServer } from '../server.js';
 import { addSettingOptions, configFrom } from './storage-options.js';
-import { SERVER_NODE_FLAGS, startedWithServerFlags } from './node-flags.js';
+import { applyServerV8Settings, SERVER_NODE_FLAGS, startedWithServerFlags } from './node-flags.js';
 
 export function serveCommand(): Command {
   const command = new Command('serve')
@@ -9,6 +9,7 @@ export function serveCommand(): Command {
     .addHelpText('after', '\nEvery option can also be set by its environment variable; a flag wins over the variable.');
   addSettingOptions(command);
   command.action(async (opts: Record<string, unknown>) => {
+    applyServerV8Settings();
     const server = await startServer(configFrom(opts));
     if (!startedWithServerFlags()) {
       server.runtime.log.warn(
