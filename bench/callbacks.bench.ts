@@ -1,7 +1,9 @@
 /**
  * Error Reporting callbacks: reports/s the dispatcher delivers to a local keep-alive receiver
- * (baseline: plain undici POSTs with the same concurrency), and ingest throughput with and
- * without delivery running (baseline: the same ingest with no callback configured).
+ * (baseline: plain undici POSTs with the same concurrency), from the sender thread as shipped and
+ * from the main thread; the delivery log's write cost as it grows; and ingest throughput with and
+ * without delivery running, in alternating rounds (baseline: the same ingest with no callback
+ * configured), with the reports delivered meanwhile (baseline: the plain undici rate).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -161,7 +163,7 @@ export const ndjsonBatch = (owner: string, size: number, errorShare: number): st
 };
 
 /** Ingest over HTTP with no callback, then with one to the receiver; null when the ingest route is not there yet. */
-const ingestSideBySide = async (receiver: Receiver): Promise<Comparison[] | null> => {
+const ingestSideBySide = async (receiver: Receiver, rawPerSecond: number): Promise<Comparison[] | null> => {
   const app = await startBenchServer(apiServerScript, {
     BENCH_SERVER: 'app',
     PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
@@ -227,7 +229,14 @@ const ingestSideBySide = async (receiver: Receiver): Promise<Comparison[] | null
         target: '>= 80 % of baseline',
         met: eventsWith >= 0.8 * eventsWithout,
       },
-      { name: 'reports delivered meanwhile', unit: 'reports/s', value: delivered, target: '>= 20,000/s', met: delivered >= 20_000 },
+      {
+        name: 'reports delivered meanwhile (median of the rounds)',
+        unit: 'reports/s',
+        value: delivered,
+        baseline: { name: `plain undici POSTs alone, ${concurrency} in flight (above)`, value: rawPerSecond },
+        target: '>= 20,000/s',
+        met: delivered >= 20_000,
+      },
     ];
   } finally {
     await app.stop();
@@ -280,7 +289,7 @@ export const callbacksBenchmark: Benchmark = {
         value: logged.last,
         baseline: { name: 'rows 0-20,000', value: logged.first },
       });
-      const ingest = await ingestSideBySide(receiver);
+      const ingest = await ingestSideBySide(receiver, raw.perSecond);
       if (ingest) results.push(...ingest);
       else process.stdout.write('  ingest side by side: skipped, POST /api/v4/monitoring/events is not wired yet\n');
       return results;
