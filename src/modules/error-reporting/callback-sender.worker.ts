@@ -30,14 +30,15 @@ let sendScheduled = false;
 const send = (): void => {
   sendScheduled = false;
   if (answers.length === 0) return;
-  if (Atomics.load(answersRead, 0) < sent) {
+  // Both counts wrap at 32 bits alike (the shared one is an Int32Array), so "not equal" is "behind".
+  if (Atomics.load(answersRead, 0) !== sent) {
     sendScheduled = true;
     setTimeout(send, RECHECK_MS);
     return;
   }
   const batch = answers;
   answers = [];
-  sent += 1;
+  sent = (sent + 1) | 0;
   port.postMessage(batch);
 };
 const answer = (id: number, outcome: DeliveryOutcome): void => {
