@@ -37,7 +37,7 @@ const stopped = (detail: string): DeliveryOutcome => ({ outcome: 'reset', status
  *
  * Requests handed over in one turn of the event loop travel as one message. Answers come back in
  * batches: the thread sends its next message only once the main thread has read the previous one
- * (a counter in shared memory), so an event loop busy with a large request reads every answer
+ * (a counter in shared memory, with a notification), so an event loop busy with a large request reads every answer
  * that arrived meanwhile as one message. The thread starts with the first delivery. Should it fail or
  * exit, every request it held ends as a `reset` (the dispatcher's usual backoff applies) and the
  * next delivery starts a new one. The thread runs on the system clock and the system's DNS.
@@ -102,6 +102,7 @@ export class ThreadedCallbackSender implements CallbackTransport {
       // The thread holds further answers while this count lags behind what it sent: a busy event
       // loop reads one message per turn instead of one per answer that came in meanwhile.
       Atomics.add(read, 0, 1);
+      Atomics.notify(read, 0);
       for (const [id, outcome] of answers) {
         const resolve = this.waiting.get(id);
         if (!resolve) continue;

@@ -14,8 +14,6 @@ import type { DeliveryOutcome } from './delivery-outcome.js';
  */
 const settings = workerData as CallbackSenderStart;
 const answersRead = new Int32Array(settings.answersRead);
-/** How long held answers wait before the main thread's progress is looked at again. */
-const RECHECK_MS = 1;
 const client = new CallbackClient({
   guard: new SsrfGuard({ allowList: parseCallbackAllowList(settings.allowList) }),
   timeoutMs: settings.timeoutMs,
@@ -31,9 +29,13 @@ const send = (): void => {
   sendScheduled = false;
   if (answers.length === 0) return;
   // Both counts wrap at 32 bits alike (the shared one is an Int32Array), so "not equal" is "behind".
-  if (Atomics.load(answersRead, 0) !== sent) {
+  const read = Atomics.load(answersRead, 0);
+  if (read !== sent) {
+    // Wait for the main thread to read it (it notifies as it counts), then send what gathered meanwhile.
     sendScheduled = true;
-    setTimeout(send, RECHECK_MS);
+    const wait = Atomics.waitAsync(answersRead, 0, read);
+    if (wait.async) void wait.value.then(send);
+    else setImmediate(send);
     return;
   }
   const batch = answers;
