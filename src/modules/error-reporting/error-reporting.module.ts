@@ -185,7 +185,8 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
       async stop() {
         routeSync.stop();
         dispatcher.close();
-        await transport.close();
+        // The sender thread, when there is one; the client either way (it is the sender otherwise).
+        if (transport !== client) await transport.close();
         await client.close();
         // Last: the attempts that ended while closing are written too.
         await deliveryLog.stop();
