@@ -24,6 +24,7 @@ import type { ErrorReportInput } from '../src/modules/error-reporting/error-repo
 import { generateSigningSecret, WebhookSigner } from '../src/modules/error-reporting/webhook-signature.js';
 import { DeliveryLogStore } from '../src/modules/error-reporting/delivery-log-store.js';
 import { openStorage } from '../src/platform/db/database.js';
+import { migrations } from '../src/migrations.js';
 import { load, startBenchServer } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
@@ -125,7 +126,7 @@ const dispatcherDeliveries = async (url: string, sender: 'thread' | 'main'): Pro
  */
 const deliveryLogWrites = async (): Promise<{ first: number; last: number }> => {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-bench-delivery-log-'));
-  const storage = await openStorage({ dataDir });
+  const storage = await openStorage({ dataDir, migrations });
   try {
     const log = new DeliveryLogStore({ db: storage.db, clock: systemClock, ids: randomIds, queueCapacity: 1_000_000, retentionMs: 3_600_000, maxPerWorkspace: 1_000_000, writeRatePerS: 2000, onError: () => undefined });
     const body = JSON.stringify({ ...report, subtype: 'web' });

@@ -18,16 +18,7 @@ import { recordRoutes } from './platform/http/route-table.js';
 import { registerFrontDoor } from './platform/http/front-door.js';
 import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
-import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
-import { errorReportingRoutes } from './modules/error-reporting/error-reporting.routes.js';
-import { hlsPushRoutes } from './modules/managed-slicers/hls-push.routes.js';
-import { managedSlicerRoutes } from './modules/managed-slicers/managed-slicers.routes.js';
-import { syndicationRoutes } from './modules/syndication/syndication.routes.js';
-import { pullRoutes } from './modules/syndication/pull.routes.js';
-import { vodStatsRoutes } from './modules/vod-stats/vod-stats.routes.js';
-import { playbackEdgeRoutes } from './modules/playback-edge/playback-edge.routes.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
-import { assetRoutes } from './modules/assets/assets.routes.js';
 import { clusterStatusRoutes } from './platform/cluster/cluster-status.routes.js';
 
 export const API_PREFIX = '/api/v4';
@@ -94,17 +85,17 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   registerMetrics(app, runtime.metrics);
   registerHealth(app, runtime.storage, runtime.storageHealth);
 
-  // The whole API, one module at a time.
-  await app.register(async (api) => workspaceRoutes(api, runtime), { prefix: API_PREFIX });
+  // The whole API, one module at a time (each module's routes file lists its routes), then the
+  // platform's own and the routes outside the API prefix (playback, media ingest, pull URLs).
+  for (const module of runtime.modules) {
+    const { apiRoutes } = module;
+    if (apiRoutes) await app.register(async (api) => apiRoutes(api), { prefix: API_PREFIX });
+  }
   await app.register(async (api) => clusterStatusRoutes(api, runtime), { prefix: API_PREFIX });
-  await app.register(async (api) => errorReportingRoutes(api, { errorReporting: runtime.errorReporting.service }), { prefix: API_PREFIX });
-  await app.register(async (api) => managedSlicerRoutes(api, { managedSlicers: runtime.managedSlicers.service }), { prefix: API_PREFIX });
-  await app.register(async (api) => syndicationRoutes(api, runtime.syndication), { prefix: API_PREFIX });
-  await app.register(async (api) => vodStatsRoutes(api, runtime), { prefix: API_PREFIX });
-  await app.register(async (api) => assetRoutes(api, { service: runtime.assets.service, maxUploadBytes: runtime.config.maxUploadBytes }), { prefix: API_PREFIX });
-  await app.register(async (root) => playbackEdgeRoutes(root, runtime.playbackEdge, API_PREFIX));
-  await app.register(async (root) => hlsPushRoutes(root, runtime.managedSlicers.hlsPush));
-  await app.register(async (root) => pullRoutes(root, runtime.syndication));
+  for (const module of runtime.modules) {
+    const { rootRoutes } = module;
+    if (rootRoutes) await app.register(async (root) => rootRoutes(root));
+  }
   await app.register(async (web) => dashboardRoutes(web));
   await registerFrontDoor(app);
 

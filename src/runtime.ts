@@ -7,11 +7,12 @@ import { randomIds, type IdGenerator } from './platform/ids.js';
 import { SecretBox, loadSecretKey } from './platform/secret-box.js';
 import { checkSecretKey } from './platform/secret-key-check.js';
 import { StorageHealth } from './platform/db/storage-health.js';
-import { Authenticator } from './platform/auth/authenticator.js';
-import { KeyRing } from './platform/auth/key-ring.js';
+import type { Authenticator } from './platform/auth/authenticator.js';
+import type { KeyRing } from './platform/auth/key-ring.js';
 import { Metrics } from './platform/http/metrics.js';
-import { WorkspaceService } from './modules/workspaces/workspaces.service.js';
-import { IngestGrantService } from './modules/workspaces/ingest-grants.service.js';
+import type { WorkspaceService } from './modules/workspaces/workspaces.service.js';
+import type { IngestGrantService } from './modules/workspaces/ingest-grants.service.js';
+import { createWorkspaces } from './modules/workspaces/workspaces.module.js';
 import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import { createManagedSlicers, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
@@ -24,10 +25,10 @@ import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
 import { createAssets, type Assets, type AssetsDeps } from './modules/assets/assets.module.js';
-import { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
-import { existingWorkspaceIds } from './modules/workspaces/workspaces.repository.js';
-import { DeletedWorkspaceSweep } from './modules/vod-stats/deleted-workspace-sweep.js';
-import { workspaceDataParts } from './workspace-data.js';
+import type { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
+import type { ModuleParts } from './platform/module-parts.js';
+import { mediaToolsLookup, type MediaToolPaths, type MediaTools, type MediaToolsLookup } from './platform/media/media-tools.js';
+import { migrations } from './migrations.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -71,6 +72,10 @@ export interface Runtime {
   cluster: Cluster | undefined;
   /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
   clusterStatus: ClusterStatusService;
+  /** ffmpeg and ffprobe, looked for once at start-up and handed to the modules that run them. */
+  mediaTools: MediaToolsLookup;
+  /** What each module handed over (routes, background work, workspace data), in start order. */
+  modules: readonly ModuleParts[];
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -89,10 +94,12 @@ export interface RuntimeOverrides {
   syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
-  /** Replaces side effects of managed slicers (tests: a provisioner, the look for ffmpeg). */
-  managedSlicers?: Pick<ManagedSlicersDeps, 'provisioner' | 'discover'>;
-  /** Replaces side effects of the asset library (tests: a packager, the look for ffmpeg). */
-  assets?: Pick<AssetsDeps, 'packager' | 'discover'>;
+  /** Replaces side effects of managed slicers (tests: a provisioner). */
+  managedSlicers?: Pick<ManagedSlicersDeps, 'provisioner'>;
+  /** Replaces side effects of the asset library (tests: a packager). */
+  assets?: Pick<AssetsDeps, 'packager'>;
+  /** Replaces the look for ffmpeg and ffprobe at start-up (tests). */
+  mediaTools?: (paths: MediaToolPaths) => Promise<MediaTools>;
   /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
   errorReports?: (dispatcher: ErrorReportSink) => ErrorReportSink;
   /** Cluster mode: give up connecting to Redis after this long (CLI commands). */
@@ -106,7 +113,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const box = new SecretBox(secretKey);
   const storage =
     overrides.storage ??
-    (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
+    (await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrations, ...(overrides.pgSchema ? { pgSchema: overrides.pgSchema } : {}) }));
   const ownsStorage = overrides.storage === undefined;
   try {
     await checkSecretKey(storage.db, secretKey, box, clock.now());
@@ -126,13 +133,21 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   });
   const moduleLog = (module: string) => log.child({ module });
   const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster'), ...(overrides.clusterConnectTimeoutMs !== undefined ? { connectTimeoutMs: overrides.clusterConnectTimeoutMs } : {}) }) : undefined;
-  const workspaces = new WorkspaceService({ db: storage.db, box, clock, ids });
-  const keyRing = new KeyRing((owner) => workspaces.loadSigningKeys(owner), clock);
-  const ingestGrants = new IngestGrantService({ db: storage.db, clock });
-  const authenticator = new Authenticator({ keys: keyRing, clock, toleranceS: config.timestampToleranceS });
+  const workspacesModule = createWorkspaces({ db: storage.db, box, clock, ids, config });
+  const { workspaces, keyRing, ingestGrants, authenticator } = workspacesModule;
+  // Looked for once at start-up; the asset library, slicers and publishing read the answer.
+  const mediaTools = mediaToolsLookup({
+    paths: { ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath },
+    log: moduleLog('media'),
+    ...(overrides.mediaTools ? { discover: overrides.mediaTools } : {}),
+  });
+  const ffmpeg = (): string | undefined => {
+    const tools = mediaTools.found();
+    return tools?.available ? tools.ffmpeg : undefined;
+  };
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), ...overrides.managedSlicers });
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, ...overrides.managedSlicers });
   const syndication = createSyndicationModule({
     db: storage.db, box, clock, ids, config,
     log: moduleLog('syndication'),
@@ -140,18 +155,14 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     // Cluster mode: a push runs on the instance that started it (a survivor takes a dead one's over); resuming everywhere would push twice.
     resumeOnStart: mode === 'embedded',
     ...(cluster && instanceId ? { cluster: { instanceId, membership: cluster.membership } } : {}),
-    // The asset library looks for ffmpeg at start; publishing uses what it found.
-    ffmpeg: () => {
-      const tools = assets.tools();
-      return tools?.available ? tools.ffmpeg : undefined;
-    },
+    ffmpeg,
     ...overrides.syndication,
   });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to the callback dispatcher: built first, handed to the producers.
   const errorReports = overrides.errorReports ? overrides.errorReports(errorReporting.dispatcher) : errorReporting.dispatcher;
-  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants, log: moduleLog('vod-stats') });
+  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants, log: moduleLog('vod-stats'), existingWorkspaces: workspacesModule.existing });
   const playbackEdge = createPlaybackEdge({
     config, clock, ids, storage, box, metrics,
     log: moduleLog('playback-edge'),
@@ -160,9 +171,38 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
-  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), ...overrides.assets });
+  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, ...overrides.assets });
 
-  const background: BackgroundWork[] = [];
+  // The modules in start order (shutdown runs in reverse, and so do a workspace deletion's stops):
+  // - Error Reporting loads the callbacks and follows their changes; its dispatcher never waits.
+  // - Managed slicers: the task runner resumes interrupted tasks; slicers that should run start.
+  // - The asset library packages uploads (interrupted jobs again from scratch); stopping gives
+  //   running jobs back to the queue.
+  // - Publishing, after the slicers whose live windows it pushes: started schedules push again
+  //   (embedded mode); running pushes end on shutdown.
+  // - Statistics restore from snapshot + journal (cluster: rebuild Redis if it holds none), then
+  //   sweep away deleted workspaces' statistics, before the server listens; drain on stop.
+  // - The playback edge last, so it stops first and hands its last events to statistics.
+  const modules: readonly ModuleParts[] = [
+    workspacesModule.parts,
+    errorReporting.parts,
+    managedSlicers.parts,
+    assets.parts,
+    syndication.parts,
+    vodStats.parts,
+    playbackEdge.parts,
+  ];
+  for (const module of modules) for (const part of module.workspaceData ?? []) workspacesModule.deletion.register(part);
+
+  const background: BackgroundWork[] = [
+    // Cluster mode: Redis connections first (everything after may use them), closed last; then
+    // the instance joins the registry (it leaves last, after statistics drained their held batches).
+    ...(cluster ? [cluster.connection, cluster.membership.presence] : []),
+    mediaTools.work,
+    ...modules.flatMap((module) => module.work ?? []),
+    // Cluster mode: heartbeats, takeovers and chores once every module runs; stopped before any.
+    ...(cluster ? [cluster.membership.housekeeping] : []),
+  ];
   const started: BackgroundWork[] = [];
 
   const runtime: Runtime = {
@@ -180,7 +220,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     workspaces,
     ingestGrants,
     errorReports,
-    workspaceDeletion: new WorkspaceDeletion(storage.db),
+    workspaceDeletion: workspacesModule.deletion,
     errorReporting,
     managedSlicers,
     syndication,
@@ -189,6 +229,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     assets,
     cluster,
     clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
+    mediaTools,
+    modules,
     async start() {
       for (const work of background) {
         await work.start();
@@ -202,47 +244,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       await flushLogger(log);
     },
   };
-
-  // Modules, one block each: create services, add them to the runtime, queue background work.
-
-  // Cluster mode: Redis connections first (everything after may use them), closed last; then
-  // the instance joins the registry (it leaves last, after statistics drained their held batches).
-  if (cluster) background.push(cluster.connection, cluster.membership.presence);
-
-  // Error Reporting: loads the callbacks, follows their changes; its dispatcher never waits.
-  background.push(errorReporting.background);
-
-  // Managed slicers: the task runner resumes interrupted tasks on start, stops gracefully.
-  background.push(managedSlicers.work);
-
-  // Asset library: looks for ffmpeg, then packages uploads (interrupted jobs again from scratch);
-  // stopping gives running jobs back to the queue.
-  background.push(assets.work);
-
-
-  // Publishing, after the asset library found ffmpeg: started schedules push again (embedded
-  // mode); running pushes (ffmpeg processes) end on shutdown.
-  background.push(syndication.work);
-
-  // VOD statistics: restore from snapshot + journal on start, prune every minute, snapshot on stop
-  // (cluster mode: rebuild Redis from the journal if it holds no statistics; drain ingest on stop).
-  background.push(vodStats.work);
-
-  // Workspace deletion: every module's part; the statistics of deleted workspaces are swept once
-  // restored (before the server listens) and every minute, wherever they came back from.
-  for (const part of workspaceDataParts(runtime)) runtime.workspaceDeletion.register(part);
-  background.push(new DeletedWorkspaceSweep({
-    store: vodStats.store,
-    existing: (ids) => existingWorkspaceIds(storage.db, ids),
-    clock,
-    onError: (err) => moduleLog('workspaces').error({ err }, "sweep of deleted workspaces' statistics failed"),
-  }));
-
-  // Cluster mode: heartbeats, takeovers and chores once the modules run; stopped before them.
-  if (cluster) background.push(cluster.membership.housekeeping);
-
-  // Playback edge: after statistics, so it stops first and hands over its last events.
-  background.push(playbackEdge.work);
 
   return runtime;
 }

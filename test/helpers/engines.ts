@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openStorage, type Engine, type Storage } from '../../src/platform/db/database.js';
+import { migrations } from '../../src/migrations.js';
 
 export const requireServices = process.env.PLAYLINE_REQUIRE_SERVICES === '1';
 export const testDatabaseUrl = process.env.PLAYLINE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -59,7 +60,7 @@ export async function testEngines(): Promise<EngineCase[]> {
 
 export async function openSqliteForTest(): Promise<TestStorage> {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-test-'));
-  const storage = await openStorage({ dataDir });
+  const storage = await openStorage({ dataDir, migrations });
   return {
     storage,
     dataDir,
@@ -77,7 +78,7 @@ export async function openPostgresForTest(): Promise<TestStorage> {
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-test-'));
-  const storage = await openStorage({ databaseUrl: testDatabaseUrl, dataDir, pgSchema: schema });
+  const storage = await openStorage({ databaseUrl: testDatabaseUrl, dataDir, pgSchema: schema, migrations });
   return {
     storage,
     databaseUrl: testDatabaseUrl,

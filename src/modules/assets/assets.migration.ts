@@ -35,3 +35,8 @@ export const assetsMigration: Migration = {
     await db.schema.dropTable('assets').execute();
   },
 };
+
+/** The asset library's migrations by name (0700-0799; 0701 is the playback edge's). */
+export const assetMigrations: Record<string, Migration> = {
+  '0700_assets': assetsMigration,
+};

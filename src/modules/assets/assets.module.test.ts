@@ -28,7 +28,7 @@ describe('asset library start-up', () => {
       storage: s.storage,
       metrics: new Metrics(),
       log: silent,
-      discover: async () => tools,
+      mediaTools: () => tools,
     });
 
   test('cluster mode with ffmpeg present refuses to start without PLAYLINE_MEDIA_DIR, naming the setting', async () => {

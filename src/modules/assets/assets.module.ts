@@ -6,10 +6,12 @@ import type { Storage } from '../../platform/db/database.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { discoverMediaTools, type MediaToolPaths, type MediaTools } from '../../platform/media/media-tools.js';
+import type { MediaTools } from '../../platform/media/media-tools.js';
+import type { ModuleParts } from '../../platform/module-parts.js';
 import { FfmpegPackager, type AssetPackager } from './asset-packager.js';
 import { registerAssetMetrics } from './assets.metrics.js';
-import { AssetRepository } from './assets.repository.js';
+import { AssetRepository, deleteWorkspaceAssets } from './assets.repository.js';
+import { assetRoutes } from './assets.routes.js';
 import { AssetService } from './assets.service.js';
 import { MediaLibrary } from './media-library.js';
 import { parseLadder } from './packaging-plan.js';
@@ -25,10 +27,10 @@ export interface AssetsDeps {
   metrics: Metrics;
   /** The module's logger (a child of the runtime's root). */
   log: RunnerLog & { info(obj: object, msg: string): void };
+  /** ffmpeg and ffprobe as the runtime found them at start-up (undefined before). */
+  mediaTools: () => MediaTools | undefined;
   /** Replaces the ffmpeg packager (tests of the job lifecycle). */
   packager?: AssetPackager;
-  /** Replaces the look for ffmpeg and ffprobe (tests). */
-  discover?: (paths: MediaToolPaths) => Promise<MediaTools>;
 }
 
 export interface Assets {
@@ -37,8 +39,9 @@ export interface Assets {
   library: MediaLibrary;
   /** ffmpeg and ffprobe as found at start-up; undefined before. */
   tools(): MediaTools | undefined;
-  /** Looks for the media tools, prepares the media directory and starts packaging; stops it. */
+  /** Prepares the media directory and starts packaging once the media tools were found; stops it. */
   work: BackgroundWork;
+  parts: ModuleParts;
 }
 
 /** Uploads left untouched this long in a shared media directory belong to a dead instance. */
@@ -79,10 +82,10 @@ export function createAssets(deps: AssetsDeps): Assets {
   const service = new AssetService({ store: repository, files: library, clock, ids, tools: () => tools, runner });
 
   const start = async (): Promise<void> => {
-    const found = await (deps.discover ?? discoverMediaTools)({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+    const found = deps.mediaTools();
+    if (found === undefined) throw new Error('the asset library started before the media tools were looked for');
     if (!found.available) {
       tools = found;
-      log.warn({ reason: found.reason }, 'media tools missing: the asset library answers 503 media_tools_missing, everything else works');
       return;
     }
     if (!embedded && config.mediaDir === undefined) {
@@ -96,15 +99,25 @@ export function createAssets(deps: AssetsDeps): Assets {
     if (swept > 0) log.warn({ uploads: swept }, 'removed uploads cut off by an earlier shutdown');
     packager ??= new FfmpegPackager({ tools: found, ladder: parseLadder(config.packagingLadder), preset: config.packagingPreset });
     tools = found;
-    log.info({ ffmpeg: found.ffmpegVersion, ffprobe: found.ffprobeVersion, mediaDir: library.root }, 'media tools found: the asset library is available');
+    log.info({ mediaDir: library.root }, 'the asset library is available');
     await runner.start();
   };
 
+  const work: BackgroundWork = { name: 'asset packaging', start, stop: () => runner.stop() };
   return {
     service,
     runner,
     library,
     tools: () => tools,
-    work: { name: 'asset packaging', start, stop: () => runner.stop() },
+    work,
+    parts: {
+      name: 'assets',
+      apiRoutes: (api) => assetRoutes(api, { service, maxUploadBytes: config.maxUploadBytes }),
+      work: [work],
+      workspaceData: [
+        // Packaging stops and the media goes before the rows (a running job writes under them).
+        { name: 'assets', stop: (owner) => service.stopAndRemoveMedia(owner), deleteRows: deleteWorkspaceAssets },
+      ],
+    },
   };
 }

@@ -35,3 +35,8 @@ export interface AssetTables {
   assets: AssetTable;
   asset_jobs: AssetJobTable;
 }
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../platform/db/schema.js' {
+  interface Database extends AssetTables {}
+}

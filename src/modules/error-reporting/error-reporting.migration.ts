@@ -46,3 +46,9 @@ export const deliveryLogMigration: Migration = {
     await db.schema.dropTable('error_report_deliveries').execute();
   },
 };
+
+/** Error Reporting's migrations by name (its range: 0200-0299). */
+export const errorReportingMigrations: Record<string, Migration> = {
+  '0200_error_reporting': errorReportingMigration,
+  '0201_error_reporting_delivery_log': deliveryLogMigration,
+};

@@ -6,6 +6,7 @@ import { ConfigError } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { Logger } from '../../platform/logger.js';
+import type { ModuleParts } from '../../platform/module-parts.js';
 import { AllowListError, parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import type { CallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
@@ -21,6 +22,8 @@ import type { DeliveryAttempt } from './delivery-log.js';
 import { DeliveryLogStore } from './delivery-log-store.js';
 import { registerErrorReportingMetrics } from './error-reporting.metrics.js';
 import { ErrorReportingService } from './error-reporting.service.js';
+import { deleteWorkspaceRows } from './error-reporting.repository.js';
+import { errorReportingRoutes } from './error-reporting.routes.js';
 import type { CallbackSettings } from './error-reporting.service.js';
 
 /** The runtime pieces Error Reporting is built from (a structural subset of `Runtime`). */
@@ -78,6 +81,7 @@ export interface ErrorReporting {
   deliveryLog: DeliveryLogStore;
   /** Loads the callbacks and follows their changes; stop closes connections. */
   background: BackgroundWork;
+  parts: ModuleParts;
 }
 
 const allowListOf = (value: string): CallbackAllowList => {
@@ -164,6 +168,27 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
       }
     : routeSync;
   const service = new ErrorReportingService({ db, box, clock, ids, tester: client, dispatcher, routes, deliveryLog });
+  const background: BackgroundWork = {
+    name: 'error-reporting',
+    async start() {
+      await routeSync.start();
+      deliveryLog.start();
+      await link?.listen({
+        settings: () => void routeSync.refresh(),
+        pause: (url, until, failures) => dispatcher.pauseFromPeer(url, until, failures),
+        resume: (url) => dispatcher.resumeFromPeer(url),
+      });
+    },
+    async stop() {
+      routeSync.stop();
+      dispatcher.close();
+      // The sender thread, when there is one; the client either way (it is the sender otherwise).
+      if (transport !== client) await transport.close();
+      await client.close();
+      // Last: the attempts that ended while closing are written too.
+      await deliveryLog.stop();
+    },
+  };
   return {
     service,
     dispatcher,
@@ -171,26 +196,21 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     transport,
     routeSync,
     deliveryLog,
-    background: {
-      name: 'error-reporting',
-      async start() {
-        await routeSync.start();
-        deliveryLog.start();
-        await link?.listen({
-          settings: () => void routeSync.refresh(),
-          pause: (url, until, failures) => dispatcher.pauseFromPeer(url, until, failures),
-          resume: (url) => dispatcher.resumeFromPeer(url),
-        });
-      },
-      async stop() {
-        routeSync.stop();
-        dispatcher.close();
-        // The sender thread, when there is one; the client either way (it is the sender otherwise).
-        if (transport !== client) await transport.close();
-        await client.close();
-        // Last: the attempts that ended while closing are written too.
-        await deliveryLog.stop();
-      },
+    background,
+    parts: {
+      name: 'error_reporting',
+      apiRoutes: (api) => errorReportingRoutes(api, { errorReporting: service }),
+      work: [background],
+      workspaceData: [
+        {
+          name: 'error_reporting',
+          deleteRows: deleteWorkspaceRows,
+          forget: async (owner) => {
+            dispatcher.forgetWorkspace(owner);
+            deliveryLog.forgetWorkspace(owner);
+          },
+        },
+      ],
     },
   };
 }

@@ -40,3 +40,8 @@ export interface ErrorReportingTables {
   error_reporting_settings: ErrorReportingSettingsTable;
   error_report_deliveries: ErrorReportDeliveryTable;
 }
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../platform/db/schema.js' {
+  interface Database extends ErrorReportingTables {}
+}

@@ -73,3 +73,9 @@ export const slicerHostsMigration: Migration = {
     await db.schema.alterTable('managed_slicers').dropColumn('host_owner').execute();
   },
 };
+
+/** The managed slicers' migrations by name (0400-0499). */
+export const managedSlicerMigrations: Record<string, Migration> = {
+  '0400_managed_slicers': managedSlicersMigration,
+  '0401_managed_slicer_hosts': slicerHostsMigration,
+};

@@ -6,7 +6,8 @@ import type { IdGenerator } from '../../platform/ids.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { discoverMediaTools, type MediaToolPaths, type MediaTools } from '../../platform/media/media-tools.js';
+import type { MediaTools } from '../../platform/media/media-tools.js';
+import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
 import { HlsPushReceiver, HlsPushTokens } from './hls-push.js';
@@ -15,7 +16,9 @@ import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { parsePortRange } from './ingest-endpoint.js';
 import { registerSlicerMetrics } from './managed-slicers.metrics.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
-import { SlicerRepository } from './managed-slicers.repository.js';
+import { SlicerRepository, deleteWorkspaceSlicers } from './managed-slicers.repository.js';
+import { managedSlicerRoutes } from './managed-slicers.routes.js';
+import { hlsPushRoutes } from './hls-push.routes.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
 import { SimulatedSlicerProvisioner, type ProvisionRequest, type SlicerProvisioner } from './provisioner.js';
 import { SlicerTaskRunner, type RunnerLog } from './task-runner.js';
@@ -28,8 +31,8 @@ export interface ManagedSlicersDeps {
   mode: DeploymentMode;
   /** Replaces the provisioner PLAYLINE_SLICER_PROVISIONER chooses (tests). */
   provisioner?: SlicerProvisioner;
-  /** The look for ffmpeg (tests); default discoverMediaTools. */
-  discover?: (paths: MediaToolPaths) => Promise<MediaTools>;
+  /** ffmpeg as the runtime found it at start-up (undefined before). */
+  mediaTools: () => MediaTools | undefined;
   metrics?: Metrics;
   /** Derives the key of hls push ingest tokens. */
   box: SecretBox;
@@ -48,6 +51,7 @@ export interface ManagedSlicers {
   listening(port: number): void;
   /** Starts the task runner (resuming interrupted tasks) and stops it gracefully. */
   work: BackgroundWork;
+  parts: ModuleParts;
 }
 
 /** The lease owner name of this process: unique, and readable in the database. */
@@ -107,7 +111,8 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
 
   const chooseProvisioner = async (): Promise<void> => {
     if (deps.provisioner || config.slicerProvisioner === 'simulated') return;
-    const tools = await (deps.discover ?? discoverMediaTools)({ ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath });
+    const tools = deps.mediaTools();
+    if (tools === undefined) throw new Error('managed slicers started before the media tools were looked for');
     if (!tools.available) {
       if (config.slicerProvisioner === 'auto') {
         log.warn({ reason: tools.reason }, 'ffmpeg not found: managed slicers are simulated (no stream is received)');
@@ -145,25 +150,37 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     await hosting.start();
   };
 
+  const hlsPush = new HlsPushReceiver(mediaRoot, hlsTokens);
+  const work: BackgroundWork = {
+    name: 'managed-slicer task runner',
+    start: async () => {
+      await chooseProvisioner();
+      await runner.start();
+    },
+    stop: async () => {
+      await runner.stop();
+      await hosting?.stop();
+      await ffmpeg?.stopAll();
+    },
+  };
   return {
     service,
     runner,
     live: () => ffmpeg,
-    hlsPush: new HlsPushReceiver(mediaRoot, hlsTokens),
+    hlsPush,
     listening: (port) => {
       apiPort = port;
     },
-    work: {
-      name: 'managed-slicer task runner',
-      start: async () => {
-        await chooseProvisioner();
-        await runner.start();
-      },
-      stop: async () => {
-        await runner.stop();
-        await hosting?.stop();
-        await ffmpeg?.stopAll();
-      },
+    work,
+    parts: {
+      name: 'managed_slicers',
+      apiRoutes: (api) => managedSlicerRoutes(api, { managedSlicers: service }),
+      rootRoutes: (root) => hlsPushRoutes(root, hlsPush),
+      work: [work],
+      workspaceData: [
+        // Slicer processes stop and their live output goes before the rows.
+        { name: 'managed_slicers', stop: async (owner) => ffmpeg?.stopWorkspace(owner), deleteRows: deleteWorkspaceSlicers },
+      ],
     },
   };
 }

@@ -46,3 +46,8 @@ export interface ManagedSlicerTables {
   managed_slicers: ManagedSlicerTable;
   managed_slicer_tasks: ManagedSlicerTaskTable;
 }
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../platform/db/schema.js' {
+  interface Database extends ManagedSlicerTables {}
+}

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { testEngines, type TestStorage } from '../../../test/helpers/engines.js';
 import { FakeClock } from '../../platform/clock.js';
 import { openStorage, type Storage } from '../../platform/db/database.js';
+import { migrations } from '../../migrations.js';
 import { randomIds } from '../../platform/ids.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
@@ -22,7 +23,7 @@ describe('managed slicer tasks across two instances on PostgreSQL', { skip: engi
   let second: Storage;
   before(async () => {
     s = await (engine as NonNullable<typeof engine>).open();
-    second = await openStorage({ databaseUrl: s.databaseUrl, dataDir: s.dataDir, pgSchema: s.pgSchema as string });
+    second = await openStorage({ databaseUrl: s.databaseUrl, dataDir: s.dataDir, pgSchema: s.pgSchema as string, migrations });
     await s.storage.db.insertInto('workspaces').values({ id: W, name: 'Cluster', created_at: 0 }).execute();
   });
   after(async () => {

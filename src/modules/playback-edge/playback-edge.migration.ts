@@ -65,3 +65,9 @@ export const playbackAdAssetsMigration: Migration = {
     await db.schema.alterTable('playback_ad_configs').dropColumn('ad_asset_ids').execute();
   },
 };
+
+/** The playback edge's migrations by name (0500-0599, and 0701 taken when ad assets came with the library). */
+export const playbackEdgeMigrations: Record<string, Migration> = {
+  '0500_playback_edge': playbackEdgeMigration,
+  '0701_playback_ad_assets': playbackAdAssetsMigration,
+};

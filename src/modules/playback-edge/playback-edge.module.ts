@@ -15,6 +15,10 @@ import { SimulatedDrmProvider, type DrmProvider } from './drm-provider.js';
 import { FileMediaLibrary, type MediaLibrary } from './media-library.js';
 import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
+import { playbackEdgeRoutes } from './playback-edge.routes.js';
+import { playbackCatalogRoutes } from './playback-catalog.routes.js';
+import { deleteWorkspaceRows } from './playback-edge.repository.js';
+import type { ModuleParts } from '../../platform/module-parts.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
 import type { EventIngest } from '../vod-stats/ingest/event-ingest.js';
 import { IngestEventSink, type PlaybackEventSink } from './playback-events.js';
@@ -85,6 +89,7 @@ export interface PlaybackEdge {
   refusalLimit: RefusalLimitSettings;
   /** On stop, hands the last events to ingest (stop it before statistics). */
   work: BackgroundWork;
+  parts: ModuleParts;
 }
 
 /** A claim is remembered until its URL expires, and never longer than a day. */
@@ -216,7 +221,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
       sessionOutcomes.set(key, (sessionOutcomes.get(key) ?? 0) + 1);
     },
   });
-  const work = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
+  const work: BackgroundWork = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
   const refusalLimit: RefusalLimitSettings = {
     max: deps.config.playbackRefusalLimit,
     windowMs: deps.config.playbackRefusalWindowS * 1000,
@@ -224,7 +229,14 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     cluster: deps.cluster,
     onError,
   };
-  const edge: PlaybackEdge = { service, sessions, library, catalog, directory, drm, events, pbsGuard, drmSignatures, outcomes, sessionOutcomes, refusalLimit, work };
+  const parts: ModuleParts = {
+    name: 'playback_edge',
+    apiRoutes: (api) => playbackCatalogRoutes(api, { catalog, drm }),
+    rootRoutes: (root) => playbackEdgeRoutes(root, { service, sessions, refusalLimit }),
+    work: [work],
+    workspaceData: [{ name: 'playback_catalog', deleteRows: deleteWorkspaceRows, forget: async (owner) => directory.invalidate(owner) }],
+  };
+  const edge: PlaybackEdge = { service, sessions, library, catalog, directory, drm, events, pbsGuard, drmSignatures, outcomes, sessionOutcomes, refusalLimit, work, parts };
   if (deps.metrics) registerMetrics(deps.metrics.registry, edge, memoryGuards);
   return edge;
 }

@@ -1,16 +1,22 @@
 import type { App } from '../../platform/http/types.js';
-import { playbackCatalogRoutes } from './playback-catalog.routes.js';
-import type { PlaybackEdge } from './playback-edge.module.js';
+import type { PlaybackEdgeService } from './playback-edge.service.js';
+import type { PlaybackSessionService } from './playback-session.service.js';
 import { playRoutes, registerPlaybackCors } from './play.routes.js';
-import { refusalLimiter } from './refusal-limit.js';
+import { refusalLimiter, type RefusalLimitSettings } from './refusal-limit.js';
 import { sessionRoutes } from './session.routes.js';
 
+export interface PlayRouteDeps {
+  service: PlaybackEdgeService;
+  sessions: PlaybackSessionService;
+  refusalLimit: RefusalLimitSettings;
+}
+
 /**
- * The playback edge's routes: `/play/...` at the root (the signed URL or session token is the
- * auth) and the playback catalogue under `apiPrefix`. Tests give the runtime an edge on fake
- * ports through `RuntimeOverrides.playbackEdge`, never by swapping it here.
+ * The playback edge's `/play/...` routes, at the root: the signed URL or session token is the
+ * auth. (The playback catalogue is under the API prefix: playbackCatalogRoutes.) Tests give the
+ * runtime an edge on fake ports through `RuntimeOverrides.playbackEdge`, never by swapping it here.
  */
-export async function playbackEdgeRoutes(root: App, edge: Pick<PlaybackEdge, 'service' | 'sessions' | 'catalog' | 'drm' | 'refusalLimit'>, apiPrefix: string): Promise<void> {
+export async function playbackEdgeRoutes(root: App, edge: PlayRouteDeps): Promise<void> {
   // A context of its own under /play: the CORS hook and the rate-limit plugin stay inside it.
   await root.register(
     async (play) => {
@@ -21,5 +27,4 @@ export async function playbackEdgeRoutes(root: App, edge: Pick<PlaybackEdge, 'se
     },
     { prefix: '/play' },
   );
-  await root.register(async (api) => playbackCatalogRoutes(api, { catalog: edge.catalog, drm: edge.drm }), { prefix: apiPrefix });
 }

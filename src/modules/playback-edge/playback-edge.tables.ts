@@ -50,3 +50,8 @@ export interface PlaybackEdgeTables {
   playback_drm_policies: PlaybackDrmPolicyTable;
   playback_private_assets: PlaybackPrivateAssetTable;
 }
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../platform/db/schema.js' {
+  interface Database extends PlaybackEdgeTables {}
+}

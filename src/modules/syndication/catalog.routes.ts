@@ -9,19 +9,19 @@ import {
   SyndicationRegion,
   collectionOf,
 } from './syndication.schema.js';
-import type { SyndicationModule } from './syndication.module.js';
+import type { ClippingProfileService } from './clipping-profile.service.js';
 import { clippingProfileView, collection, regionView } from './syndication.view.js';
 
 const tags = ['syndication'];
 
 /** Regions (from configuration) and clipping profiles. */
-export async function catalogRoutes(api: App, module: SyndicationModule): Promise<void> {
-  const { clippingProfiles } = module;
+export async function catalogRoutes(api: App, deps: { clippingProfiles: ClippingProfileService; regions: readonly string[] }): Promise<void> {
+  const { clippingProfiles } = deps;
 
   api.get('/syndication-regions', {
     config: { auth: 'api' },
     schema: { tags, summary: 'Regions publishing schedules may use', response: { 200: collectionOf(SyndicationRegion, 'Regions'), ...problemResponses(401) } },
-  }, async () => collection('/syndication-regions', module.regions.map(regionView)));
+  }, async () => collection('/syndication-regions', deps.regions.map(regionView)));
 
   api.post('/syndication-clipping-profiles', {
     config: { auth: 'api' },

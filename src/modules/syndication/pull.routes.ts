@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { resolvePull } from './hls-pull.js';
-import type { SyndicationModule } from './syndication.module.js';
+import type { SyndicationDb } from './syndication.repository.js';
 
 const PullParams = Type.Object({
   target_id: Type.String({ minLength: 1, maxLength: 64, description: 'The Custom hls target' }),
@@ -17,7 +17,7 @@ const PullParams = Type.Object({
  * `GET /syndication-pull/<target id>/<token>/<file>`: the generated pull URL of a Custom hls target
  * (outside /api/v4: players fetch it as is, so the token in the path is the credential).
  */
-export async function pullRoutes(app: App, module: SyndicationModule): Promise<void> {
+export async function pullRoutes(app: App, deps: { db: SyndicationDb; mediaRoot: string }): Promise<void> {
   app.get('/syndication-pull/:target_id/:token/*', {
     config: { auth: 'none' },
     exposeHeadRoute: false,
@@ -33,7 +33,7 @@ export async function pullRoutes(app: App, module: SyndicationModule): Promise<v
     },
   }, async (request, reply) => {
     const { target_id: targetId, token, '*': file } = request.params;
-    const found = await resolvePull(module.db, module.mediaRoot, targetId, token, file);
+    const found = await resolvePull(deps.db, deps.mediaRoot, targetId, token, file);
     reply.header('content-type', found.contentType).header('access-control-allow-origin', '*');
     if (found.playlist) return reply.header('cache-control', 'no-cache').send(await readFile(found.path, 'utf8'));
     // A segment: streamed as bytes (the typed reply only knows the playlist's string).

@@ -11,15 +11,15 @@ import {
   TargetIdParams,
   collectionOf,
 } from './syndication.schema.js';
-import type { SyndicationModule } from './syndication.module.js';
+import type { ScheduleService } from './schedule.service.js';
 import { collection, scheduleDeletedView, scheduleView } from './syndication.view.js';
 
 const tags = ['syndication'];
 const params = TargetIdParams;
 
 /** `/syndication-schedule` CRUD and `/syndication-schedule-action` (start/stop). */
-export async function scheduleRoutes(api: App, module: SyndicationModule): Promise<void> {
-  const { schedules } = module;
+export async function scheduleRoutes(api: App, deps: { schedules: ScheduleService }): Promise<void> {
+  const { schedules } = deps;
 
   api.post('/syndication-schedule', {
     config: { auth: 'api' },

@@ -63,3 +63,9 @@ export const pushOwnersMigration: Migration = {
     await db.schema.alterTable('syndication_schedules').dropColumn('publisher_instance').execute();
   },
 };
+
+/** Publishing's migrations by name (0300-0399). */
+export const syndicationMigrations: Record<string, Migration> = {
+  '0300_syndication': syndicationMigration,
+  '0301_syndication_push_owners': pushOwnersMigration,
+};

@@ -8,7 +8,10 @@ import { ClippingProfileService } from './clipping-profile.service.js';
 import { simulatedPublisher, type Publisher } from './publisher.js';
 import { ScheduleService } from './schedule.service.js';
 import type { SyndicationTables } from './syndication.tables.js';
-import type { SyndicationDb } from './syndication.repository.js';
+import { deleteWorkspaceRows, listActiveSchedules, type SyndicationDb } from './syndication.repository.js';
+import { syndicationRoutes } from './syndication.routes.js';
+import { pullRoutes } from './pull.routes.js';
+import type { ModuleParts } from '../../platform/module-parts.js';
 import type { AddressCheck } from './target-probe.js';
 import type { SecretSealer } from './target-secrets.js';
 import { TargetService } from './target.service.js';
@@ -36,6 +39,7 @@ export interface SyndicationModule {
   /** Storage and the media root, for the pull URL of Custom hls targets. */
   db: SyndicationDb;
   mediaRoot: string;
+  parts: ModuleParts;
 }
 
 export interface SyndicationModuleDeps {
@@ -53,7 +57,7 @@ export interface SyndicationModuleDeps {
    * membership, whose dead-instance takeover gives a dead instance's pushes to a survivor.
    */
   cluster?: { instanceId: string; membership: Pick<Membership, 'onDead'> };
-  /** The ffmpeg executable once found (the asset library looks for it at start), else undefined. */
+  /** The ffmpeg executable once found (the runtime looks for it at start), else undefined. */
   ffmpeg?: () => string | undefined;
   publisher?: Publisher;
   /** Replaces the SSRF guard of the target test (tests). */
@@ -123,7 +127,34 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     },
     stop: async () => pushes?.stopAll(),
   };
-  return { targets, schedules, clippingProfiles: new ClippingProfileService({ db, clock, ids }), regions, pushes, work, db, mediaRoot: mediaRootOf(config) };
+  const clippingProfiles = new ClippingProfileService({ db, clock, ids });
+  const mediaRoot = mediaRootOf(config);
+  return {
+    targets,
+    schedules,
+    clippingProfiles,
+    regions,
+    pushes,
+    work,
+    db,
+    mediaRoot,
+    parts: {
+      name: 'syndication',
+      apiRoutes: (api) => syndicationRoutes(api, { targets, schedules, clippingProfiles, regions }),
+      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot }),
+      work: [work],
+      workspaceData: [
+        {
+          name: 'publishing',
+          // Publishing stops before its schedules go (an active schedule is a running push).
+          async stop(owner) {
+            for (const schedule of await listActiveSchedules(db, owner)) await schedules.act(owner, schedule.id, 'stop').catch(() => undefined);
+          },
+          deleteRows: deleteWorkspaceRows,
+        },
+      ],
+    },
+  };
 }
 
 /** PLAYLINE_PLATFORM_INGEST: `{"<platform>": "rtmp[s]://host[:port]/<app>/"}`; a bad value stops the start with the reason. */

@@ -55,3 +55,8 @@ export type SyndicationTables = {
   syndication_schedules: SyndicationScheduleTable;
   syndication_clipping_profiles: SyndicationClippingProfileTable;
 };
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../platform/db/schema.js' {
+  interface Database extends SyndicationTables {}
+}

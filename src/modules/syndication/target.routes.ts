@@ -14,7 +14,7 @@ import {
   TargetTestResult,
   collectionOf,
 } from './syndication.schema.js';
-import type { SyndicationModule } from './syndication.module.js';
+import type { TargetService } from './target.service.js';
 import { collection, targetDeletedView, targetView } from './syndication.view.js';
 
 const tags = ['syndication'];
@@ -33,8 +33,8 @@ function schemaViolations(request: FastifyRequest): FieldViolation[] {
 }
 
 /** `/syndication-target` CRUD and the connection test. */
-export async function targetRoutes(api: App, module: SyndicationModule): Promise<void> {
-  const { targets } = module;
+export async function targetRoutes(api: App, deps: { targets: TargetService }): Promise<void> {
+  const { targets } = deps;
 
   api.post('/syndication-target', {
     config: { auth: 'api' },

@@ -21,6 +21,8 @@ export interface VodStatsDeps {
   ingestOwners: IngestOwners;
   /** The module's logger (a child of the runtime's root). */
   log: Logger;
+  /** The ids among those given that are workspaces (statistics of the others are swept away). */
+  existingWorkspaces(ids: readonly string[]): Promise<Set<string>>;
 }
 
 /** What either ingest pipeline takes from the runtime: the clock, the error report sink, the ingest grants, a log for failures. */

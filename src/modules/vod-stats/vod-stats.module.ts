@@ -9,6 +9,9 @@ import type { VodStatsDeps } from './vod-stats.deps.js';
 import { createEmbeddedStats } from './vod-stats.embedded.js';
 import { VodStatsService } from './vod-stats.service.js';
 import { registerAdmissionMetrics } from './vod-stats.metrics.js';
+import { vodStatsRoutes } from './vod-stats.routes.js';
+import { DeletedWorkspaceSweep } from './deleted-workspace-sweep.js';
+import type { ModuleParts } from '../../platform/module-parts.js';
 
 /**
  * Everything VOD statistics runs, over the backends of the deployment mode (embedded: memory
@@ -30,12 +33,37 @@ export interface VodStats {
   admin: StatsAdminService;
   /** Ingest bytes in flight, bounded (PLAYLINE_INGEST_MAX_BYTES_IN_FLIGHT). */
   admission: IngestAdmission;
+  parts: ModuleParts;
 }
 
 /** Wires VOD statistics over the backends of the deployment mode. */
 export function createVodStats(deps: VodStatsDeps): VodStats {
-  const backend: Omit<VodStats, 'service' | 'admin' | 'admission'> = deps.cluster ? createClusterStats(deps, deps.cluster) : createEmbeddedStats(deps);
+  const backend: Omit<VodStats, 'service' | 'admin' | 'admission' | 'parts'> = deps.cluster ? createClusterStats(deps, deps.cluster) : createEmbeddedStats(deps);
+  const { ingest, store } = backend;
   const admission = new IngestAdmission(deps.config.ingestMaxBytesInFlight);
   registerAdmissionMetrics(deps.metrics.registry, admission);
-  return { ...backend, service: new VodStatsService(backend.store, deps.clock), admin: new StatsAdminService(backend.rebuild), admission };
+  const service = new VodStatsService(store, deps.clock);
+  const admin = new StatsAdminService(backend.rebuild);
+  // Deleted workspaces' statistics are swept once restored (before the server listens) and every
+  // minute, wherever they came back from.
+  const sweep = new DeletedWorkspaceSweep({
+    store,
+    existing: (ids) => deps.existingWorkspaces(ids),
+    clock: deps.clock,
+    onError: (err) => deps.log.error({ err }, "sweep of deleted workspaces' statistics failed"),
+  });
+  return {
+    ...backend,
+    service,
+    admin,
+    admission,
+    parts: {
+      name: 'vod_stats',
+      apiRoutes: (api) => vodStatsRoutes(api, { vodStats: { ingest, service, admin, admission } }),
+      work: [backend.work, sweep],
+      // Statistics live in the store (memory or Redis), not in rows; the journal's batches that
+      // name the workspace are erased again by the sweep after a restore or rebuild.
+      workspaceData: [{ name: 'statistics', forget: (owner) => store.eraseOwner(owner) }],
+    },
+  };
 }

@@ -19,3 +19,8 @@ export const ingestGrantsMigration: Migration = {
     await db.schema.dropTable('ingest_grants').execute();
   },
 };
+
+/** The ingest grants' migrations by name (0610). */
+export const ingestGrantMigrations: Record<string, Migration> = {
+  '0610_workspace_ingest_grants': ingestGrantsMigration,
+};

@@ -11,3 +11,8 @@ export interface IngestGrantTable {
 export interface IngestGrantTables {
   ingest_grants: IngestGrantTable;
 }
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../platform/db/schema.js' {
+  interface Database extends IngestGrantTables {}
+}

@@ -3,10 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { migrations } from './migrations/index.js';
 
 export type Db = Kysely<Database>;
 export type Engine = 'sqlite' | 'postgres';
@@ -39,12 +38,14 @@ export interface StorageOptions {
   pgSchema?: string;
   /** SQLite file name inside dataDir, or ':memory:'. */
   sqliteFile?: string;
+  /** Every migration, by name (the composition root gathers the foundation's and each module's: src/migrations.ts). */
+  migrations: Record<string, Migration>;
 }
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   const storage = options.databaseUrl ? openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options);
   try {
-    await migrate(storage.db, options.databaseUrl ? options.pgSchema : undefined);
+    await migrate(storage.db, options.migrations, options.databaseUrl ? options.pgSchema : undefined);
   } catch (err) {
     await storage.close();
     throw err;
@@ -141,14 +142,14 @@ async function probeFile(dir: string): Promise<void> {
   }
 }
 
-async function migrate(db: Db, pgSchema: string | undefined): Promise<void> {
+async function migrate(db: Db, migrations: Record<string, Migration>, pgSchema: string | undefined): Promise<void> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
     // Without it Kysely looks for its migration tables in every schema, so another schema's
     // tables (another test, another tenant) would be taken for ours.
     ...(pgSchema ? { migrationTableSchema: pgSchema } : {}),
-    // Numbers are ranges per module (migrations/index.ts): a new foundation or module migration
+    // Numbers are ranges per module (src/migrations.ts): a new foundation or module migration
     // sorts before ones a database already ran, and must still run.
     allowUnorderedMigrations: true,
   });

@@ -1,15 +1,8 @@
-import type { ErrorReportingTables } from '../../modules/error-reporting/error-reporting.tables.js';
-import type { ManagedSlicerTables } from '../../modules/managed-slicers/managed-slicers.tables.js';
-import type { SyndicationTables } from '../../modules/syndication/syndication.tables.js';
-import type { PlaybackEdgeTables } from '../../modules/playback-edge/playback-edge.tables.js';
-import type { VodStatsJournalTables } from '../../modules/vod-stats/journal/journal.tables.js';
-import type { AssetTables } from '../../modules/assets/assets.tables.js';
-import type { IngestGrantTables } from '../../modules/workspaces/ingest-grants.tables.js';
-
 /**
  * Table types for Kysely. Each module declares its tables in its own `*.tables.ts` and adds
- * them to `Database` with `extends`. Times are Unix milliseconds in bigint columns; booleans
- * are 0/1 integers; JSON is text (portable to SQLite and PostgreSQL alike).
+ * them to `Database` there, by augmenting this file's interface (`declare module`). Times are
+ * Unix milliseconds in bigint columns; booleans are 0/1 integers; JSON is text (portable to
+ * SQLite and PostgreSQL alike).
  */
 export interface WorkspaceTable {
   id: string;
@@ -43,5 +36,5 @@ export interface FoundationTables {
   deployment_checks: DeploymentCheckTable;
 }
 
-export interface Database extends FoundationTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables, IngestGrantTables, AssetTables {}
-export interface Database extends FoundationTables, IngestGrantTables, ErrorReportingTables, ManagedSlicerTables, PlaybackEdgeTables, SyndicationTables, VodStatsJournalTables {}
+/** Every table: the foundation's here, each module's added by its `*.tables.ts`. */
+export interface Database extends FoundationTables {}

@@ -1,3 +1,4 @@
+import type { BackgroundWork } from '../background-work.js';
 import { failureLine, runMediaProcess } from './media-process.js';
 
 /** ffmpeg and ffprobe as found at start-up. */
@@ -35,4 +36,39 @@ export async function discoverMediaTools(paths: MediaToolPaths): Promise<MediaTo
     return { available: false, reason: `${problems.join('; ')}. ${MEDIA_TOOLS_HINT}` };
   }
   return { available: true, ...paths, ffmpegVersion: ffmpeg.version, ffprobeVersion: ffprobe.version };
+}
+
+/** ffmpeg and ffprobe as looked for once at start-up, handed to every module that runs them. */
+export interface MediaToolsLookup {
+  /** What the look found; undefined until it ran (modules start after it). */
+  found(): MediaTools | undefined;
+  /** The look itself: the first background work of the runtime. */
+  work: BackgroundWork;
+}
+
+export interface MediaToolsLookupOptions {
+  paths: MediaToolPaths;
+  /** How to look (tests answer without running anything). Default: run `-version` on both. */
+  discover?: (paths: MediaToolPaths) => Promise<MediaTools>;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+}
+
+/**
+ * Looks for the media tools once, at start-up, and logs what it found: the asset library,
+ * managed slicers and publishing all read the same answer instead of each looking on its own.
+ */
+export function mediaToolsLookup(options: MediaToolsLookupOptions): MediaToolsLookup {
+  let tools: MediaTools | undefined;
+  return {
+    found: () => tools,
+    work: {
+      name: 'media tools',
+      start: async () => {
+        tools = await (options.discover ?? discoverMediaTools)(options.paths);
+        if (tools.available) options.log.info({ ffmpeg: tools.ffmpegVersion, ffprobe: tools.ffprobeVersion }, 'media tools found');
+        else options.log.warn({ reason: tools.reason }, 'media tools missing: media routes answer 503 media_tools_missing, everything else works');
+      },
+      stop: () => Promise.resolve(),
+    },
+  };
 }

@@ -92,3 +92,11 @@ export const journalBindingMigration: Migration = {
     await db.schema.alterTable('vod_stats_journal').dropColumn('batch_key').execute();
   },
 };
+
+/** The statistics journal's migrations by name (0600-0609, 0611-0699; named '0600_cluster' when it lived in modules/cluster: an executed name must stay registered). */
+export const vodStatsJournalMigrations: Record<string, Migration> = {
+  '0600_cluster': journalMigration,
+  '0601_vod_stats_drop_snapshots': dropSnapshotsMigration,
+  '0611_vod_stats_journal_owners': journalOwnersMigration,
+  '0612_vod_stats_journal_binding': journalBindingMigration,
+};

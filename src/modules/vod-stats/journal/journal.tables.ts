@@ -36,3 +36,8 @@ export interface VodStatsJournalTables {
   vod_stats_journal: VodStatsJournalTable;
   vod_stats_binding: VodStatsBindingTable;
 }
+
+// The module adds its tables to the database's type itself, so platform/db names no module.
+declare module '../../../platform/db/schema.js' {
+  interface Database extends VodStatsJournalTables {}
+}
