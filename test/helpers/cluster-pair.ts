@@ -16,6 +16,8 @@ export interface ClusterPair {
   /** Two instances of one cluster deployment in this process: one PostgreSQL schema, one Redis prefix. */
   a: TestApp;
   b: TestApp;
+  /** Starts one more instance of the same deployment (closed with the pair). */
+  join(): Promise<TestApp>;
   close(): Promise<void>;
 }
 
@@ -32,10 +34,17 @@ export async function clusterPair(options: Pick<TestAppOptions, 'env' | 'overrid
   const open = () => createTestApp({ storage: shared, env, ids: randomIds, ...(options.overrides ? { overrides: options.overrides } : {}) });
   const a = await open();
   const b = await open();
+  const joined: TestApp[] = [];
   return {
     a,
     b,
+    async join() {
+      const instance = await open();
+      joined.push(instance);
+      return instance;
+    },
     async close() {
+      for (const instance of joined.reverse()) await instance.close();
       await b.close();
       await a.close();
       await storage.cleanup();

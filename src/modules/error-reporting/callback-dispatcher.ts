@@ -178,7 +178,7 @@ export class CallbackDispatcher implements ErrorReportSink {
   }
 
   /** Process-wide figures for /metrics. */
-  stats(): { totals: DeliveryCounters; queued: number; endpoints: number; pausedEndpoints: number; inFlight: number } {
+  stats(): { totals: DeliveryCounters; queued: number; endpoints: number; pausedEndpoints: number; inFlight: number; ratePerEndpoint: number } {
     return { totals: this.log.totals, ...this.scheduler.stats() };
   }
 

@@ -172,7 +172,7 @@ export class EndpointScheduler {
   }
 
   /** Process-wide figures for /metrics. */
-  stats(): { queued: number; endpoints: number; pausedEndpoints: number; inFlight: number } {
+  stats(): { queued: number; endpoints: number; pausedEndpoints: number; inFlight: number; ratePerEndpoint: number } {
     const now = this.o.clock.now();
     let paused = 0;
     let inFlight = 0;
@@ -180,7 +180,7 @@ export class EndpointScheduler {
       if (endpoint.pausedUntil > now) paused += 1;
       inFlight += endpoint.inFlight;
     }
-    return { queued: this.totalQueued, endpoints: this.endpoints.size, pausedEndpoints: paused, inFlight };
+    return { queued: this.totalQueued, endpoints: this.endpoints.size, pausedEndpoints: paused, inFlight, ratePerEndpoint: this.rate };
   }
 
   /** Stops sending: timers cancelled, queues emptied; answers still in flight are ignored. */

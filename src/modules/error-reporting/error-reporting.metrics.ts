@@ -46,6 +46,7 @@ export const registerErrorReportingMetrics = (registry: Registry, dispatcher: Ca
     ['playline_error_reporting_in_flight', 'Callback requests in flight', (s) => s.inFlight],
     ['playline_error_reporting_endpoints', 'Callback endpoints known to the dispatcher', (s) => s.endpoints],
     ['playline_error_reporting_paused_endpoints', 'Callback endpoints currently paused after a failure', (s) => s.pausedEndpoints],
+    ['playline_error_reporting_endpoint_rate', 'Error reports per second this instance sends to one endpoint at most: PLAYLINE_CALLBACK_RATE, divided among the live instances in cluster mode', (s) => s.ratePerEndpoint],
   ];
   for (const [name, help, read] of gauges) {
     new Gauge({

@@ -123,7 +123,8 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
   const work: BackgroundWork = {
     name: 'publishing pushes',
     start: async () => {
-      if (pushes && deps.resumeOnStart) await schedules.resumePublishing();
+      // Whatever publisher runs (the simulated one starts at once), started schedules publish again.
+      if (deps.resumeOnStart) await schedules.resumePublishing();
     },
     stop: async () => pushes?.stopAll(),
   };
