@@ -1,6 +1,7 @@
 import { AppError } from '../../platform/errors.js';
 import { platformTable } from './platform-table.js';
 import { parseStreamUrl } from './stream-forms.js';
+import { streamOptionsOf } from './stream-options.js';
 import type { PlatformName, TargetCreateBody } from './syndication.schema.js';
 
 /**
@@ -10,7 +11,7 @@ import type { PlatformName, TargetCreateBody } from './syndication.schema.js';
 export type PushPlan =
   /** FLV over RTMP(S) through the loopback relay (the key never reaches ffmpeg). */
   | { kind: 'rtmp'; tls: boolean; host: string; port: number; app: string; streamName: string }
-  /** MPEG-TS over SRT or RIST; `options` (passphrase, streamid, secret...) go to ffmpeg through a pipe. */
+  /** MPEG-TS over SRT or RIST; `options` (only the allowed protocol options: stream-options.ts) go to ffmpeg through a pipe. */
   | { kind: 'mpegts'; scheme: 'srt' | 'rist'; host: string; port: number; options: Record<string, string> }
   /** HLS segments and playlist PUT under `baseUrl` (ends in `/`) through the loopback HTTP relay. */
   | { kind: 'hls-push'; baseUrl: string; host: string; port: number }
@@ -42,8 +43,13 @@ export function planPush(target: TargetCreateBody, ingest: PlatformIngest): Push
     case 'rist': {
       const url = parseStreamUrl(stream);
       if (!url?.port) throw unavailable(`the ${protocol} target address cannot be read`);
-      const options: Record<string, string> = {};
-      for (const [key, value] of new URLSearchParams(url.query.replace(/^\?/, ''))) if (/^[a-z_]+$/.test(key)) options[key] = value;
+      let options: Record<string, string>;
+      try {
+        options = streamOptionsOf(protocol, url.query);
+      } catch (error) {
+        // A target saved before the allow-list: refused here, never handed to ffmpeg.
+        throw unavailable(`the ${protocol} target address: ${(error as Error).message}`);
+      }
       return { kind: 'mpegts', scheme: protocol, host: unbracket(url.host), port: url.port, options };
     }
     case 'hls-push': {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { checkStreamOptions } from './stream-options.js';
 
 /**
  * The shapes `target_stream` can take, and the checks of hosts and ports shared with
@@ -127,7 +128,7 @@ function checkPath(form: StreamForm, { path, query }: StreamUrl): string[] {
       return query === '' && path.endsWith('/') ? [] : ['must end with / (the base URL the segments are pushed under)'];
     case 'srt-url':
     case 'rist-url':
-      return path === '' || path === '/' ? [] : ['must not have a path (host:port only)'];
+      return [...(path === '' || path === '/' ? [] : ['must not have a path (host:port only)']), ...checkStreamOptions(form === 'srt-url' ? 'srt' : 'rist', query)];
     case 'none':
     case 'stream-key':
       return [];
