@@ -110,6 +110,74 @@ describe('RTMP loopback relay', () => {
     assert.match(relay.lastFailure ?? '', /not the publisher/);
   });
 
+  /** A hostile destination: answers the handshake, then sends 16-byte Window Acknowledgement Size messages as fast as the socket takes them. */
+  async function floodingDestination(): Promise<{ port: number; ended: Promise<void> }> {
+    let floodEnded!: () => void;
+    const ended = new Promise<void>((resolve) => (floodEnded = resolve));
+    const hostile = createServer((socket) => {
+      let seen = 0;
+      const ack = new RtmpChunkWriter().write({ chunkStreamId: 2, timestamp: 0, typeId: 5, streamId: 0, payload: Buffer.from([0, 0x26, 0x25, 0xa0]) });
+      const burst = Buffer.concat(Array.from({ length: 4096 }, () => ack));
+      let closed = false;
+      const flood = () => {
+        while (!closed && socket.write(burst));
+      };
+      socket.on('drain', flood);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        closed = true;
+        floodEnded();
+      });
+      socket.on('data', (data: Buffer) => {
+        if (seen === 0) socket.write(Buffer.concat([Buffer.from([3]), randomBytes(1536), data.subarray(1, 1537)]));
+        seen += data.length;
+        if (seen >= HANDSHAKE) flood();
+      });
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    closers.push(() => hostile.close());
+    return { port: (hostile.address() as AddressInfo).port, ended };
+  }
+
+  const connectThrough = async (relayUrl: string) => {
+    const localApp = relayUrl.split('/')[3] ?? '';
+    const publisher = await publishThrough(relayUrl, [command([str('connect'), num(1), { type: 'object', value: [['app', str(localApp)]] }])]);
+    publisher.on('error', () => undefined);
+    closers.push(() => publisher.destroy());
+    return publisher;
+  };
+
+  test('a destination that floods a publisher that reads nothing ends the push; the server holds no more than the cap (review N4)', { timeout: 30_000 }, async () => {
+    const hostile = await floodingDestination();
+    // A short stall limit: the publisher here reads nothing at all (ffmpeg reads one message per packet it sends).
+    const relay = await startRtmpRelay({ tls: false, host: '127.0.0.1', address: '127.0.0.1', port: hostile.port, app: 'live', streamName: 'key' }, { maxStallMs: 300 });
+    closers.push(() => relay.close());
+    const before = process.memoryUsage().rss;
+    const publisher = await connectThrough(relay.localUrl);
+    publisher.pause();
+    let peak = before;
+    const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+    // The flood must be cut by the relay; without it, this would run until the deadline.
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, 8_000).unref());
+    await Promise.race([hostile.ended, deadline]);
+    clearInterval(sample);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    assert.ok(peak - before < 100 * 1024 * 1024, `server RSS grew by ${Math.round((peak - before) / 1048576)} MiB`);
+    assert.match(relay.lastFailure ?? '', /the relay to the publisher: what was sent was not read for 0.3 s, the push was ended/);
+  });
+
+  test('a destination that floods a publisher that reads everything is cut at its budget of bytes per minute', { timeout: 30_000 }, async () => {
+    const hostile = await floodingDestination();
+    const relay = await startRtmpRelay({ tls: false, host: '127.0.0.1', address: '127.0.0.1', port: hostile.port, app: 'live', streamName: 'key' }, { maxDestinationBytesPerMinute: 1024 * 1024 });
+    closers.push(() => relay.close());
+    const publisher = await connectThrough(relay.localUrl);
+    let read = 0;
+    publisher.on('data', (data: Buffer) => (read += data.length));
+    await hostile.ended;
+    assert.match(relay.lastFailure ?? '', /the destination sent more than 1 MiB in a minute/);
+    assert.ok(read < 2 * 1024 * 1024, `the publisher got ${read} bytes`);
+  });
+
   test('a destination that cannot be reached is the failure reason', async () => {
     const unused = createServer();
     await new Promise<void>((resolve) => unused.listen(0, '127.0.0.1', resolve));

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect as connectTcp, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
+import { systemClock, type Clock } from '../../platform/clock.js';
 import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
 import { MSG_ABORT, MSG_COMMAND_AMF0, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from './rtmp-chunks.js';
 
@@ -17,6 +18,20 @@ export interface RtmpDestination {
   streamName: string;
   /** Extra trust roots for rtmps (tests). */
   ca?: string;
+}
+
+export interface RtmpRelayLimits {
+  /** Bytes one direction may hold for a side that does not read before the relay ends the push. Default 8 MiB. */
+  maxBufferedBytes?: number;
+  /**
+   * Bytes the destination may send the publisher per minute after the handshake (an RTMP server
+   * answers a publisher with a few kilobytes: results, acknowledgements, pings). Default 4 MiB.
+   */
+  maxDestinationBytesPerMinute?: number;
+  /** How long one side may leave the other's bytes unread (the relay paused) before the push ends. Default 10 s. */
+  maxStallMs?: number;
+  /** Default: the system clock. */
+  clock?: Clock;
 }
 
 export interface RtmpRelay {
@@ -41,7 +56,12 @@ const PLACEHOLDER_STREAM = 'stream';
  * headers. The destination's answers go back to ffmpeg untouched. A connection whose `connect`
  * names another application is closed (only the ffmpeg that was given the URL gets through).
  */
-export async function startRtmpRelay(destination: RtmpDestination): Promise<RtmpRelay> {
+export async function startRtmpRelay(destination: RtmpDestination, limits: RtmpRelayLimits = {}): Promise<RtmpRelay> {
+  const maxBuffered = limits.maxBufferedBytes ?? 8 * 1024 * 1024;
+  const perMinute = limits.maxDestinationBytesPerMinute ?? 4 * 1024 * 1024;
+  const clock = limits.clock ?? systemClock;
+  const maxStallMs = limits.maxStallMs ?? 10_000;
+  const now = () => clock.now();
   const app = randomBytes(12).toString('hex');
   const sockets = new Set<Socket>();
   let lastFailure: string | undefined;
@@ -83,18 +103,55 @@ export async function startRtmpRelay(destination: RtmpDestination): Promise<Rtmp
     sockets.add(upstream);
     let connected = false;
     const pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const stalls = new Set<() => void>();
     const end = (failure?: string) => {
       if (failure && lastFailure === undefined) lastFailure = failure;
+      for (const cancel of stalls) cancel();
+      stalls.clear();
       client.destroy();
       upstream.destroy();
     };
-    const send = (data: Buffer) => (connected ? upstream.write(data) : pending.push(data));
+    // Each direction stops reading its source while the other side does not take what it is
+    // given (paused until 'drain'); a side that leaves it unread for `maxStallMs`, or holds more
+    // than the cap anyway, ends the push. A destination that sends more than its publisher reads
+    // (a flood of small valid messages) can never make the server hold it.
+    const deliver = (to: Socket, from: Socket, data: Buffer, what: string): void => {
+      if (to.writableLength + data.length > maxBuffered) return end(`${what} held more than ${Math.round(maxBuffered / 1048576)} MiB that was not read: the push was ended`);
+      if (to.write(data) || from.isPaused()) return;
+      from.pause();
+      const cancel = clock.setTimer(() => end(`${what}: what was sent was not read for ${maxStallMs / 1000} s, the push was ended`), maxStallMs);
+      stalls.add(cancel);
+      to.once('drain', () => {
+        cancel();
+        stalls.delete(cancel);
+        from.resume();
+      });
+    };
+    const send = (data: Buffer) => {
+      if (connected) return deliver(upstream, client, data, 'the relay to the destination');
+      pendingBytes += data.length;
+      if (pendingBytes > maxBuffered) return end('the destination did not accept the connection while the publisher sent');
+      pending.push(data);
+    };
     upstream.once(destination.tls ? 'secureConnect' : 'connect', () => {
       connected = true;
       lastFailure = undefined;
-      for (const data of pending.splice(0)) upstream.write(data);
+      for (const data of pending.splice(0)) deliver(upstream, client, data, 'the relay to the destination');
     });
-    upstream.on('data', (data: Buffer) => client.write(data));
+    // What the destination sends after the handshake, per minute (a flood of small valid
+    // messages is no answer to a publisher).
+    let windowStart = now();
+    let windowBytes = -HANDSHAKE_BYTES;
+    upstream.on('data', (data: Buffer) => {
+      if (now() - windowStart >= 60_000) {
+        windowStart = now();
+        windowBytes = Math.min(windowBytes, 0);
+      }
+      windowBytes += data.length;
+      if (windowBytes > perMinute) return end(`the destination sent more than ${Math.round(perMinute / 1048576)} MiB in a minute (an RTMP server answers a publisher with a few kilobytes): the push was ended`);
+      deliver(client, upstream, data, 'the relay to the publisher');
+    });
     upstream.on('error', (err: NodeJS.ErrnoException) => end(`the destination ${connected ? 'dropped the connection' : 'could not be reached'} (${err.code ?? err.message})`));
     upstream.on('close', () => {
       sockets.delete(upstream);
