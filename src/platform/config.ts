@@ -57,6 +57,7 @@ export const ConfigSchema = Type.Object({
   slicerBindHost: setting(Type.String({ minLength: 1, default: '0.0.0.0' }), 'PLAYLINE_SLICER_BIND_HOST', '--slicer-bind-host', 'Interface the ingest listeners of ffmpeg slicers bind'),
   publicHost: setting(Type.Optional(Type.String({ minLength: 1, maxLength: 253 })), 'PLAYLINE_PUBLIC_HOST', '--public-host', 'Host name or address encoders reach this instance at, named in slicer ingest URLs (default: PLAYLINE_HOST, or 127.0.0.1 when that binds every interface)'),
   maxSlicers: setting(Type.Integer({ minimum: 1, maximum: 10000, default: 16 }), 'PLAYLINE_MAX_SLICERS', '--max-slicers', 'Managed slicers this instance holds (creating one more answers 409 conflict)'),
+  hlsPushMaxBytesInFlight: setting(Type.Integer({ minimum: 1048576, maximum: 17179869184, default: 268435456 }), 'PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT', '--hls-push-max-bytes-in-flight', 'Bytes of files pushed to hls slicers being received at once by one instance (declared by Content-Length, or counted as they arrive); beyond, a push answers 503 with Retry-After'),
   slicerWindowSegments: setting(Type.Integer({ minimum: 3, maximum: 100, default: 6 }), 'PLAYLINE_SLICER_WINDOW_SEGMENTS', '--slicer-window-segments', 'Segments (2 s each) in the rolling live window an ffmpeg slicer keeps'),
   publisher: setting(
     Type.Union([Type.Literal('ffmpeg'), Type.Literal('simulated')], { default: 'ffmpeg' }),

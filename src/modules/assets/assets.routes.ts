@@ -11,7 +11,7 @@ import type { App } from '../../platform/http/types.js';
 import { AssetCollection, AssetDeletedSchema, AssetListQuery, AssetParams, AssetSchema, AssetUpdateBody, TitleSchema, UploadQuery, uploadContentTypes } from './assets.schema.js';
 import type { AssetService } from './assets.service.js';
 import { ASSETS_PATH, assetCollectionView, assetDeletedView, assetView } from './assets.view.js';
-import { ReceivedUpload, receiveUpload } from './upload-receiver.js';
+import { ReceivedFile, receiveBodyFile } from '../../platform/http/body-file.js';
 
 export interface AssetRouteDeps {
   service: AssetService;
@@ -71,9 +71,10 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
       throw new AppError('unsupported_media_type', 'Only POST /api/v4/assets takes a media body');
     }
     const declared = request.headers['content-length'];
-    return receiveUpload(payload as Readable, {
+    return receiveBodyFile(payload as Readable, {
       path: service.newUploadPath(),
       limitBytes: deps.maxUploadBytes,
+      tooLargeDetail: `An upload may be at most ${deps.maxUploadBytes} bytes (PLAYLINE_MAX_UPLOAD_BYTES)`,
       declaredBytes: declared === undefined ? undefined : Number(declared),
     });
   };
@@ -81,7 +82,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   api.addContentTypeParser(/^(video|audio)\/[A-Za-z0-9!#$&^_.+-]+/, parseUpload);
   // Whatever ends the request (an error, an invalid title), an upload no asset took is removed.
   api.addHook('onResponse', async (request) => {
-    if (request.body instanceof ReceivedUpload) await rm(request.body.path, { force: true });
+    if (request.body instanceof ReceivedFile) await rm(request.body.path, { force: true });
   });
 
   // No route bodyLimit: the upload parser counts against PLAYLINE_MAX_UPLOAD_BYTES itself, and a
@@ -111,7 +112,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   }, async (request, reply) => {
     const body: unknown = request.body;
     if (body === undefined || body === null) throw new AppError('bad_request', 'Send the media file as the request body');
-    if (!(body instanceof ReceivedUpload)) {
+    if (!(body instanceof ReceivedFile)) {
       throw new AppError('unsupported_media_type', `Send the media file as the body with Content-Type ${uploadContentTypes.join(', ')}`);
     }
     // The per-content-type body schema hides the query's type from the type provider; the schema validated it.

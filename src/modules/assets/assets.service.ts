@@ -7,7 +7,7 @@ import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { AssetState } from './assets.schema.js';
 import type { AssetCursor, AssetRecord, AssetStore } from './asset-store.js';
 import type { MediaLibrary } from './media-library.js';
-import type { ReceivedUpload } from './upload-receiver.js';
+import type { ReceivedFile } from '../../platform/http/body-file.js';
 
 export interface AssetServiceDeps {
   store: AssetStore;
@@ -51,7 +51,7 @@ export class AssetService {
   }
 
   /** Makes a received upload a new asset (`uploaded`, queued for packaging) and wakes the runner. */
-  async createFromUpload(owner: string, upload: ReceivedUpload, title: string | undefined): Promise<AssetRecord> {
+  async createFromUpload(owner: string, upload: ReceivedFile, title: string | undefined): Promise<AssetRecord> {
     if (upload.bytes === 0) {
       await rm(upload.path, { force: true });
       throw new AppError('bad_request', 'The upload is empty: send the media file as the request body');

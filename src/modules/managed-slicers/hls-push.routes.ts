@@ -1,7 +1,12 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { rm } from 'node:fs/promises';
+import { AppError } from '../../platform/errors.js';
+import { ReceivedFile } from '../../platform/http/body-file.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
-import { HLS_PUSH_MAX_BYTES, type HlsPushReceiver } from './hls-push.js';
+import { HLS_PUSH_MAX_BYTES, type HlsPushGrant, type HlsPushReceiver } from './hls-push.js';
 
 const HlsPushParams = Type.Object({
   owner: Type.String({ minLength: 1, maxLength: 128, description: 'The slicer\'s workspace' }),
@@ -13,26 +18,84 @@ const HlsPushParams = Type.Object({
 const description =
   'The `ingest_url` of a slicer whose `ingest_protocol` is `hls`: an encoder pushes its HLS output here ' +
   '(`ffmpeg ... -f hls -method PUT <ingest_url>`), playlist and segments beside it. The token in the path is the ' +
-  `credential. A file is at most ${HLS_PUSH_MAX_BYTES} bytes.`;
+  `credential, checked before the body is read. A segment is at most ${HLS_PUSH_MAX_BYTES} bytes; a playlist may ` +
+  'name only files pushed beside it.';
+
+/** Seconds an encoder refused for lack of room is told to wait (Retry-After). */
+const RETRY_AFTER_S = 1;
+const busy = () => new AppError('service_unavailable', `Too many pushed bytes are being received right now; retry in ${RETRY_AFTER_S} s`);
+
+/** What a push request was granted in its onRequest hook, and the budget bytes it holds. */
+interface PushInProgress {
+  grant: HlsPushGrant;
+  held: number;
+}
 
 /** `PUT|DELETE /ingest/hls/<owner>/<slicer>/<token>/<file>` (register with no prefix). */
 export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promise<void> {
-  // Whatever the encoder says it sends, the body is kept as bytes (this plugin only).
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: HLS_PUSH_MAX_BYTES }, (_request, body, done) => done(null, body));
+  const pushes = new WeakMap<FastifyRequest, PushInProgress>();
   const url = '/ingest/hls/:owner/:slicer/:token/:file';
   const tags = ['managed-slicers'];
 
+  // Before any body: the URL must be a slicer's ingest URL and name a pushable file, and the
+  // declared length must fit the bytes in flight. A refusal closes the connection unread.
+  const authorize = async (request: FastifyRequest): Promise<void> => {
+    const { owner, slicer, token, file } = request.params as { owner: string; slicer: string; token: string; file: string };
+    const grant = await receiver.authorize(owner, slicer, token, file);
+    const declared = Number(request.headers['content-length'] ?? 0);
+    const held = Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, HLS_PUSH_MAX_BYTES) : 0;
+    if (!receiver.inFlight.tryTake(held)) throw busy();
+    const push: PushInProgress = { grant, held };
+    pushes.set(request, push);
+    const release = () => {
+      receiver.inFlight.give(push.held);
+      push.held = 0;
+    };
+    request.raw.once('close', release);
+  };
+
+  // The body streams to a temporary file of the slicer's folder; bytes beyond the declared
+  // length (or all of them, chunked) are taken from the budget as they arrive.
+  app.addContentTypeParser('*', async (request: FastifyRequest, payload: NodeJS.ReadableStream) => {
+    const push = pushes.get(request);
+    if (!push) throw new AppError('unsupported_media_type', 'Only PUT of a playlist or segment takes a body here');
+    let counted = 0;
+    const declared = request.headers['content-length'];
+    return receiver.receive(push.grant, payload as Readable, declared === undefined ? undefined : Number(declared), (bytes) => {
+      counted += bytes;
+      const extra = counted - push.held;
+      if (extra <= 0) return;
+      if (!receiver.inFlight.tryTake(extra)) throw busy();
+      push.held += extra;
+    });
+  });
+  // Whatever ends the request, a received file that was not stored is removed.
+  app.addHook('onResponse', async (request) => {
+    if (request.body instanceof ReceivedFile) await rm(request.body.path, { force: true });
+  });
+  app.addHook('onError', async (request, reply, error) => {
+    if (error instanceof AppError && error.code === 'service_unavailable') void reply.header('retry-after', String(RETRY_AFTER_S)).header('connection', 'close');
+  });
+
   app.put(url, {
     config: { auth: 'none' },
-    bodyLimit: HLS_PUSH_MAX_BYTES,
+    onRequest: async (request, reply) => {
+      try {
+        await authorize(request);
+      } catch (error) {
+        // The body is never read: the connection closes with the answer.
+        void reply.header('connection', 'close');
+        throw error;
+      }
+    },
     schema: {
       tags, summary: 'Push a playlist or segment to an hls slicer', description, security: [], params: HlsPushParams,
-      response: { 201: Type.Null({ description: 'Stored' }), ...problemResponses(400, 403, 404, 413) },
+      response: { 201: Type.Null({ description: 'Stored' }), ...problemResponses(400, 403, 404, 413, 503) },
     },
   }, async (request, reply) => {
-    const { owner, slicer, token, file } = request.params;
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    await receiver.put(owner, slicer, token, file, body);
+    const push = pushes.get(request);
+    if (!push) throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
+    await receiver.store(push.grant, request.body instanceof ReceivedFile ? request.body : undefined);
     return reply.code(201).send(null);
   });
 

@@ -1,7 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { AppError } from '../../platform/errors.js';
+import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
 
 /** Where `hls` push ingest lands: the encoder's playlist and segments, read by the slicer's ffmpeg. */
 export const hlsInputDir = (mediaRoot: string, owner: string, slicerId: string): string => join(mediaRoot, 'live-input', owner, slicerId);
@@ -11,6 +13,9 @@ export const HLS_PUSH_PATH = '/ingest/hls';
 
 /** File names an encoder may push: playlists and segments, no path, no dotfile. */
 export const HLS_PUSH_FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}\.(m3u8|ts|m4s|mp4|aac)$/;
+
+/** Longest playlist an encoder may push (a live window names a few dozen files). */
+export const HLS_PUSH_MAX_PLAYLIST_BYTES = 1024 * 1024;
 
 /**
  * Tokens of `hls` push ingest URLs: an HMAC of the workspace and slicer under a key derived from
@@ -41,35 +46,103 @@ export const HLS_PUSH_MAX_BYTES = 64 * 1024 * 1024;
 
 const PATH_SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** What a push may write, once its owner, slicer, token and file name were checked (before any body). */
+export interface HlsPushGrant {
+  /** The slicer's input folder. */
+  dir: string;
+  file: string;
+}
+
 /**
- * Takes what an encoder pushes to an `hls` slicer: each file is written whole (to a temporary
- * name, then renamed) into the slicer's input directory, which exists while the slicer runs
+ * The problems of a pushed playlist: the slicer's ffmpeg reads it and every file it names, so it
+ * may name nothing but bare files of its own folder (no scheme, no `/`, no `..`, no dotfile), in
+ * its URI lines and in every URI="..." attribute (EXT-X-MAP, EXT-X-MEDIA, EXT-X-KEY...).
+ */
+export function pushedPlaylistProblems(text: string): string[] {
+  const lines = text.split(/\r?\n/).map((line) => line.trim());
+  if (lines[0] !== '#EXTM3U') return ['a playlist starts with #EXTM3U'];
+  const problems: string[] = [];
+  lines.forEach((line, index) => {
+    const uris = line.startsWith('#') ? [...line.matchAll(/URI="([^"]*)"/g)].map((m) => m[1] ?? '') : line === '' ? [] : [line];
+    for (const uri of uris) if (!HLS_PUSH_FILE.test(uri)) problems.push(`line ${index + 1} names something other than a file of this folder (a bare name ending in .m3u8, .ts, .m4s, .mp4 or .aac)`);
+  });
+  return problems.slice(0, 10);
+}
+
+/**
+ * The bytes of pushed files being received at once by this instance: a push that would pass the
+ * budget is refused (503) before it is read, or while it streams when it declared no length.
+ */
+export class PushBytesInFlight {
+  private inFlight = 0;
+  constructor(readonly maxBytes: number) {}
+
+  get bytes(): number {
+    return this.inFlight;
+  }
+
+  tryTake(bytes: number): boolean {
+    if (this.inFlight + bytes > this.maxBytes) return false;
+    this.inFlight += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.inFlight -= bytes;
+  }
+}
+
+/**
+ * Takes what an encoder pushes to an `hls` slicer: its owner, slicer, token and file name are
+ * checked before any body is read (`authorize`), each file is streamed to a temporary name of
+ * the slicer's input directory (never held in memory) and renamed into place, a playlist only
+ * once it names nothing but files of that directory. The directory exists while the slicer runs
  * on ffmpeg; its ffmpeg reads the playlist from there. Never sees HTTP.
  */
 export class HlsPushReceiver {
   constructor(
     private readonly mediaRoot: string,
     private readonly tokens: HlsPushTokens,
+    readonly inFlight: PushBytesInFlight,
   ) {}
 
-  async put(owner: string, slicerId: string, token: string, file: string, body: Buffer): Promise<void> {
-    const dir = await this.checked(owner, slicerId, token, file);
-    const temporary = join(dir, `.${file}.${randomBytes(6).toString('hex')}.tmp`);
+  /** Streams a pushed body into a temporary file of the grant's folder (its size counted against the budget as it arrives). */
+  receive(grant: HlsPushGrant, body: Readable, declaredBytes: number | undefined, onBytes?: (bytes: number) => void): Promise<ReceivedFile> {
+    const playlist = grant.file.endsWith('.m3u8');
+    const limit = playlist ? HLS_PUSH_MAX_PLAYLIST_BYTES : HLS_PUSH_MAX_BYTES;
+    return receiveBodyFile(body, {
+      path: join(grant.dir, `.${grant.file}.${randomBytes(6).toString('hex')}.tmp`),
+      limitBytes: limit,
+      declaredBytes,
+      tooLargeDetail: `A pushed ${playlist ? 'playlist' : 'segment'} may be at most ${limit} bytes`,
+      ...(onBytes ? { onBytes } : {}),
+    });
+  }
+
+  /** Puts a received file (or an empty one) in place; a playlist that names anything but files of its own folder is refused and removed. */
+  async store(grant: HlsPushGrant, received: ReceivedFile | undefined): Promise<void> {
+    const target = join(grant.dir, grant.file);
+    if (received === undefined) return writeFile(target, '');
     try {
-      await writeFile(temporary, body);
-      await rename(temporary, join(dir, file));
-    } catch (err) {
-      await rm(temporary, { force: true });
-      throw err;
+      if (grant.file.endsWith('.m3u8')) {
+        const problems = pushedPlaylistProblems(await readFile(received.path, 'utf8'));
+        if (problems.length > 0) {
+          throw new AppError('validation_failed', 'A pushed playlist may name only files pushed beside it', { errors: problems.map((message) => ({ path: '/body', message })) });
+        }
+      }
+      await rename(received.path, target);
+    } finally {
+      await rm(received.path, { force: true });
     }
   }
 
   async delete(owner: string, slicerId: string, token: string, file: string): Promise<void> {
-    const dir = await this.checked(owner, slicerId, token, file);
+    const { dir } = await this.authorize(owner, slicerId, token, file);
     await rm(join(dir, file), { force: true });
   }
 
-  private async checked(owner: string, slicerId: string, token: string, file: string): Promise<string> {
+  /** Checks what the URL names, before any body is read; the folder the file goes to. */
+  async authorize(owner: string, slicerId: string, token: string, file: string): Promise<HlsPushGrant> {
     if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(slicerId) || !this.tokens.verify(owner, slicerId, token)) {
       throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
     }
@@ -81,6 +154,6 @@ export class HlsPushReceiver {
     const dir = hlsInputDir(this.mediaRoot, owner, slicerId);
     const found = await stat(dir).catch(() => undefined);
     if (!found?.isDirectory()) throw new AppError('not_found', `Slicer ${slicerId} takes no hls push now (it does not run on ffmpeg here, or it was deleted)`);
-    return dir;
+    return { dir, file };
   }
 }

@@ -10,7 +10,7 @@ import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
-import { HlsPushReceiver, HlsPushTokens } from './hls-push.js';
+import { HlsPushReceiver, HlsPushTokens, PushBytesInFlight } from './hls-push.js';
 import { SlicerHosting } from './slicer-hosting.js';
 import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { parsePortRange } from './ingest-endpoint.js';
@@ -150,7 +150,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     await hosting.start();
   };
 
-  const hlsPush = new HlsPushReceiver(mediaRoot, hlsTokens);
+  const hlsPush = new HlsPushReceiver(mediaRoot, hlsTokens, new PushBytesInFlight(config.hlsPushMaxBytesInFlight));
   const work: BackgroundWork = {
     name: 'managed-slicer task runner',
     start: async () => {

@@ -1,10 +1,10 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../errors.js';
 
-/** An upload received whole into a file of the media directory, not yet taken by an asset. */
-export class ReceivedUpload {
+/** A request body received whole into a file, not yet taken by whoever it is for. */
+export class ReceivedFile {
   constructor(
     readonly path: string,
     readonly bytes: number,
@@ -12,33 +12,42 @@ export class ReceivedUpload {
 }
 
 export interface ReceiveOptions {
-  /** Where to write (a fresh path in the media directory's uploads). */
+  /** Where to write (a fresh path; the file must not exist). */
   path: string;
   limitBytes: number;
   /** The request's Content-Length, when it gave one. */
   declaredBytes: number | undefined;
+  /** The 413's detail: what may be sent, naming the setting if there is one. */
+  tooLargeDetail: string;
+  /** Called with each chunk's size before it is written; throwing refuses the body with that error (a byte budget). */
+  onBytes?: (bytes: number) => void;
 }
 
 const cutOff = () => new AppError('bad_request', 'The upload ended before the whole file arrived; nothing was kept');
-const tooLarge = (limit: number) => new AppError('payload_too_large', `An upload may be at most ${limit} bytes (PLAYLINE_MAX_UPLOAD_BYTES)`);
 
 /**
  * Streams a request body to a file, never holding more than a chunk in memory. Beyond the limit
  * (declared or counted) it stops with 413; on any failure (the client went away, the disk is
  * full) the partial file is removed before the error is passed on.
  */
-export async function receiveUpload(body: Readable, options: ReceiveOptions): Promise<ReceivedUpload> {
+export async function receiveBodyFile(body: Readable, options: ReceiveOptions): Promise<ReceivedFile> {
   const { limitBytes, path } = options;
+  const tooLarge = () => new AppError('payload_too_large', options.tooLargeDetail);
   if (options.declaredBytes !== undefined && options.declaredBytes > limitBytes) {
     // Nothing is read: the answer closes the connection (Fastify does so after a parser error).
-    throw tooLarge(limitBytes);
+    throw tooLarge();
   }
   let bytes = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       bytes += chunk.length;
-      if (bytes > limitBytes) callback(tooLarge(limitBytes));
-      else callback(null, chunk);
+      if (bytes > limitBytes) return callback(tooLarge());
+      try {
+        options.onBytes?.(chunk.length);
+      } catch (error) {
+        return callback(error as Error);
+      }
+      callback(null, chunk);
     },
   });
   const file = createWriteStream(path, { flags: 'wx' });
@@ -76,5 +85,5 @@ export async function receiveUpload(body: Readable, options: ReceiveOptions): Pr
     if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') throw cutOff();
     throw err;
   }
-  return new ReceivedUpload(path, bytes);
+  return new ReceivedFile(path, bytes);
 }
