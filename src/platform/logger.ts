@@ -33,10 +33,12 @@ export interface LoggerSettings {
 }
 
 const HLS_PUSH_TOKEN = /^(\/ingest\/hls\/[^/]*\/[^/]*\/)[^/]+/;
+const SESSION_TOKEN = /^(\/play\/s\/)[^/]+/;
 
 /**
- * A request's path as logged: no query string, and no credential a path carries (the token of
- * an `hls` slicer's ingest URL, `/ingest/hls/<workspace>/<slicer>/<token>/<file>`). Repeated
+ * A request's path as logged: no query string, and no credential a path carries: the token of
+ * an `hls` slicer's ingest URL (`/ingest/hls/<workspace>/<slicer>/<token>/<file>`) and a playback
+ * session's token (`/play/s/<token>/...`, which plays the content until it expires). Repeated
  * slashes are logged as one, as the router reads them (`//ingest//hls/...` reaches the same
  * route, so its token is hidden too). Runs for every access line: no split or regex unless
  * the path asks for one.
@@ -45,6 +47,7 @@ export const loggedPath = (url: string): string => {
   const query = url.indexOf('?');
   let path = query === -1 ? url : url.slice(0, query);
   if (path.includes('//')) path = path.replace(/\/{2,}/g, '/');
+  if (path.startsWith('/play/s/')) return path.replace(SESSION_TOKEN, `$1${REDACTED}`);
   return path.startsWith('/ingest/hls/') ? path.replace(HLS_PUSH_TOKEN, `$1${REDACTED}`) : path;
 };
 

@@ -68,6 +68,15 @@ describe('one logger for the app and every module', () => {
     assert.doesNotMatch(JSON.stringify(lines), /c2VjcmV0LXRva2Vu/);
   });
 
+  test('the access line of a playback session request shows its path without the session token (it plays the content until it expires)', async () => {
+    lines.length = 0;
+    const token = 'c2Vzc2lvbi10b2tlbi1wbGF5cy10aGUtY29udGVudA';
+    for (const url of [`/play/s/${token}/360p/playlist.m3u8`, `//play//s/${token}/360p/seg_00001.m4s?CMCD=sid%3D%22x%22`]) await t.app.inject({ method: 'GET', url });
+    await until(() => lines.filter((l) => l.msg === 'request').length === 2, 'the access lines');
+    assert.deepEqual(lines.filter((l) => l.msg === 'request').map((l) => l.url), ['/play/s/********/360p/playlist.m3u8', '/play/s/********/360p/seg_00001.m4s']);
+    assert.doesNotMatch(JSON.stringify(lines), new RegExp(token));
+  });
+
   test('the token stays out of the access line when the push URL doubles its slashes (the router ignores them)', async () => {
     lines.length = 0;
     const forms = ['//ingest/hls/ws1/sl1/c2VjcmV0LXRva2Vu/seg3.ts', '/ingest//hls/ws1//sl1/c2VjcmV0LXRva2Vu/seg3.ts?x=1'];
