@@ -167,7 +167,7 @@ export const ndjsonBatch = (owner: string, size: number, errorShare: number): st
 const ingestSideBySide = async (receiver: Receiver, rawPerSecond: number): Promise<Comparison[] | null> => {
   const app = await startBenchServer(apiServerScript, {
     BENCH_SERVER: 'app',
-    PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
+    PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
     PLAYLINE_CALLBACK_RATE: '1000000',
     PLAYLINE_CALLBACK_QUEUE: '10000',
   });

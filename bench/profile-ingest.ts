@@ -45,7 +45,7 @@ const what = process.env.BENCH_PROFILE ?? 'ingest';
 const receiver = what === 'callbacks' ? await startBenchServer(receiverScript) : undefined;
 const app = await startBenchServer(server, {
   BENCH_SERVER: what === 'bare' ? 'bare' : 'app',
-  ...(receiver ? { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_RATE: '1000000', PLAYLINE_CALLBACK_QUEUE: '10000' } : {}),
+  ...(receiver ? { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_RATE: '1000000', PLAYLINE_CALLBACK_QUEUE: '10000' } : {}),
 });
 /** BENCH_PROFILE_HEAP=1: a sampling heap profile (what outlived the young generation, by allocation site) instead of the CPU profile. */
 const heap = process.env.BENCH_PROFILE_HEAP === '1';

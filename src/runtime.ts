@@ -132,6 +132,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(overrides.logDestination ? { destination: overrides.logDestination } : {}),
   });
   const moduleLog = (module: string) => log.child({ module });
+  if (config.callbackAllowlist.trim() !== '') log.warn('PLAYLINE_CALLBACK_ALLOWLIST (--callback-allowlist) is deprecated: its entries were added to PLAYLINE_OUTBOUND_ALLOWLIST, which covers callbacks and publishing; rename the setting');
   const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster'), ...(overrides.clusterConnectTimeoutMs !== undefined ? { connectTimeoutMs: overrides.clusterConnectTimeoutMs } : {}) }) : undefined;
   const workspacesModule = createWorkspaces({ db: storage.db, box, clock, ids, config });
   const { workspaces, keyRing, ingestGrants, authenticator } = workspacesModule;

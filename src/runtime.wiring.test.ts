@@ -84,7 +84,7 @@ describe('cluster mode wiring', { skip }, () => {
   let receiver: LocalReceiver;
   const publisher = recordingPublisher();
   before(async () => {
-    pair = await clusterPair({ env: { PLAYLINE_CALLBACK_RATE: '40', PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' }, overrides: { syndication: { publisher } } });
+    pair = await clusterPair({ env: { PLAYLINE_CALLBACK_RATE: '40', PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' }, overrides: { syndication: { publisher } } });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 });
   });
   after(async () => {

@@ -43,3 +43,11 @@ test('every setting has a variable, a flag and a description', () => {
     assert.ok(s.description.length > 10);
   }
 });
+
+test('the outbound allow-list covers callbacks and publishing; its former name is still read and joins it', () => {
+  assert.equal(loadConfig({ PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' }).outboundAllowlist, '127.0.0.1/32');
+  const former = loadConfig({ PLAYLINE_CALLBACK_ALLOWLIST: '10.0.0.0/8' });
+  assert.equal(former.outboundAllowlist, '10.0.0.0/8');
+  assert.equal(former.callbackAllowlist, '10.0.0.0/8', 'kept, so the start can warn that it is deprecated');
+  assert.equal(loadConfig({ PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_ALLOWLIST: '10.0.0.0/8' }).outboundAllowlist, '127.0.0.1/32,10.0.0.0/8');
+});

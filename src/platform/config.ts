@@ -29,7 +29,8 @@ export const ConfigSchema = Type.Object({
   streamedBodyMinRate: setting(Type.Integer({ minimum: 1, maximum: 1073741824, default: 16384 }), 'PLAYLINE_STREAMED_BODY_MIN_RATE', '--streamed-body-min-rate', 'Bytes per second a streamed upload (POST /api/v4/assets) must average once PLAYLINE_REQUEST_TIMEOUT_MS has passed (slower: 408 and closed)'),
   idleTimeoutMs: setting(Type.Integer({ minimum: 10, maximum: 3600000, default: 60000 }), 'PLAYLINE_IDLE_TIMEOUT_MS', '--idle-timeout-ms', 'A connection without any traffic for this long is closed (keep-alive between requests included)'),
   maxConnectionsPerAddress: setting(Type.Integer({ minimum: 0, maximum: 1000000, default: 256 }), 'PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS', '--max-connections-per-address', 'Open connections one client address may hold; more are answered 429 too_many_connections and closed (0: no cap; behind a proxy every client shares its address)'),
-  callbackAllowlist: setting(Type.String({ default: '' }), 'PLAYLINE_CALLBACK_ALLOWLIST', '--callback-allowlist', 'Comma-separated CIDRs or host names that callback URLs may reach despite the SSRF guard'),
+  outboundAllowlist: setting(Type.String({ default: '' }), 'PLAYLINE_OUTBOUND_ALLOWLIST', '--outbound-allowlist', 'Comma-separated CIDRs or host names the server may connect to despite the SSRF guard, which otherwise refuses loopback, private, link-local and metadata addresses: callback URLs (delivery and the settings test), publishing pushes and target tests (e.g. 127.0.0.1/32 for a local receiver)'),
+  callbackAllowlist: setting(Type.String({ default: '' }), 'PLAYLINE_CALLBACK_ALLOWLIST', '--callback-allowlist', 'Deprecated: the former name of PLAYLINE_OUTBOUND_ALLOWLIST, still read (its entries are added to it) and logged as deprecated at start'),
   // error-reporting
   callbackRatePerS: setting(Type.Integer({ minimum: 1, maximum: 1000000, default: 500 }), 'PLAYLINE_CALLBACK_RATE', '--callback-rate', 'Error reports per second sent to one callback endpoint (token bucket; the burst is the same number)'),
   callbackQueueSize: setting(Type.Integer({ minimum: 1, maximum: 100000, default: 1000 }), 'PLAYLINE_CALLBACK_QUEUE', '--callback-queue', 'Error reports waiting per callback endpoint; more are dropped and counted as throttled'),
@@ -140,6 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
     const [set, missing] = converted.databaseUrl === undefined ? ['PLAYLINE_REDIS_URL (--redis-url)', 'PLAYLINE_DATABASE_URL (--database-url)'] : ['PLAYLINE_DATABASE_URL (--database-url)', 'PLAYLINE_REDIS_URL (--redis-url)'];
     throw new ConfigError(`Cluster mode needs PostgreSQL and Redis: ${set} is set but ${missing} is not. Set both for cluster mode, or neither for the embedded mode.`);
   }
+  // The former name of the outbound allow-list still works: its entries join the new one's.
+  const former = converted.callbackAllowlist as string;
+  if (former.trim() !== '') converted.outboundAllowlist = [converted.outboundAllowlist as string, former].filter((list) => list.trim() !== '').join(',');
   return converted as Config;
 }
 

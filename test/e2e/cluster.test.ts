@@ -8,7 +8,7 @@ import { clusterFixture, pollUntil } from '../helpers/cluster.js';
 // dedupe, callback settings and slicer tasks hold across them; kill -9 loses nothing acked.
 // Each test asks for the instances it needs (`running`), so none depends on what an earlier one
 // started, killed or left behind.
-const fx = await clusterFixture({ env: { PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_LEASE_MS: '2000', PLAYLINE_SLICER_PROVISION_MS: '50', PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+const fx = await clusterFixture({ env: { PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_LEASE_MS: '2000', PLAYLINE_SLICER_PROVISION_MS: '50', PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
 const receivers: LocalReceiver[] = [];
 after(async () => {
   for (const receiver of receivers) await receiver.close();

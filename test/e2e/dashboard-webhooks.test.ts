@@ -34,7 +34,7 @@ describe('dashboard Error Reporting: delivery log, resend and resume in Chromium
     // Pauses last ten minutes here, so the page has all the time it needs to show one and resume it.
     server = await startServerProcess({
       PLAYLINE_DATA_DIR: dataDir,
-      PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
+      PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
       PLAYLINE_CALLBACK_BACKOFF_MS: '600000',
       PLAYLINE_CALLBACK_BACKOFF_MAX_MS: '600000',
     });

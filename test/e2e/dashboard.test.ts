@@ -37,7 +37,7 @@ describe('dashboard in Chromium', { skip }, () => {
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `PLAYLINE_REQUIRE_SERVICES=1 but Chromium is missing at ${CHROMIUM}`);
-    server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' });
+    server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' });
     ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
     context = await chromium.launchPersistentContext(profile, {

@@ -57,7 +57,7 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
     PLAYLINE_SLICER_PORTS: `${PORT_BASE}-${PORT_BASE + 9}`,
     PLAYLINE_SLICER_BIND_HOST: '127.0.0.1',
     // The publishing destination below is a receiver on loopback.
-    PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
+    PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
   };
   const servers: ServerProcess[] = [];
   const pushers: ChildProcess[] = [];

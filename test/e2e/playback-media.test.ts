@@ -49,7 +49,7 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
 
   before(async () => {
     assert.deepEqual(missing, [], 'PLAYLINE_REQUIRE_SERVICES=1 needs Chromium and ffmpeg');
-    server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_PACKAGING_PRESET: 'ultrafast' });
+    server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_PACKAGING_PRESET: 'ultrafast' });
     ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
     // 10 s of test pattern and tone at 320x180, and a 4 s ad of colour bars at another pitch,

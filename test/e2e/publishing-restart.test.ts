@@ -23,7 +23,7 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const env = { PLAYLINE_DATA_DIR: dataDir, PLAYLINE_PUBLISHER: 'ffmpeg', PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' };
+const env = { PLAYLINE_DATA_DIR: dataDir, PLAYLINE_PUBLISHER: 'ffmpeg', PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' };
 const ffmpeg = (args: string[]) => {
   const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { stdio: 'ignore' });
   children.push(child);

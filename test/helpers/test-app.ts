@@ -34,7 +34,7 @@ export interface TestAppOptions {
   /** Defaults to a FakeClock at 2026-11-21T10:00:00Z. */
   clock?: Clock;
   ids?: IdGenerator;
-  /** Environment-style settings (PLAYLINE_*), e.g. { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' }. */
+  /** Environment-style settings (PLAYLINE_*), e.g. { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' }. */
   env?: Record<string, string>;
   /** Replaces side effects of modules (fake publishers, provisioners, resolvers...). */
   overrides?: Omit<RuntimeOverrides, 'clock' | 'ids' | 'storage'>;

@@ -21,7 +21,7 @@ for (const thread of [true, false]) {
       PLAYLINE_DATA_DIR: dataDir,
       PLAYLINE_SECRET_KEY: Buffer.alloc(32, 6).toString('base64'),
       PLAYLINE_LOG_LEVEL: 'silent',
-      PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
+      PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
       PLAYLINE_CALLBACK_THREAD: String(thread),
     });
     const receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });

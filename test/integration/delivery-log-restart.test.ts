@@ -20,7 +20,7 @@ test('logged delivery attempts survive a restart', { timeout: 60_000 }, async ()
     PLAYLINE_DATA_DIR: dataDir,
     PLAYLINE_SECRET_KEY: Buffer.alloc(32, 5).toString('base64'),
     PLAYLINE_LOG_LEVEL: 'silent',
-    PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32',
+    PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
   });
   const clock = new FakeClock();
   const receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });

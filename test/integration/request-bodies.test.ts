@@ -10,7 +10,7 @@ interface Answer {
 describe('request bodies: an empty body is no body; JSON bodies are not coerced', () => {
   let t: TestApp;
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
   });
   after(() => t.close());
 

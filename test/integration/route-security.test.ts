@@ -22,7 +22,7 @@ describe('route security, for every route of the app', () => {
   let n = 0;
   const unique = (prefix: string) => `${prefix}-${++n}`;
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
   });
   after(async () => {

@@ -42,7 +42,7 @@ describe('docs/webhooks.md: the verification examples against a real delivery', 
   let receiver: LocalReceiver;
   let dir: string;
   before(async () => {
-    t = await createTestApp({ clock: systemClock, env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ clock: systemClock, env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
     dir = mkdtempSync(join(tmpdir(), 'playline-webhooks-doc-'));
     for (const example of Object.values(examples)) writeFileSync(join(dir, example.file), example.code);

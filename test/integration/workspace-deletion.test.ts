@@ -60,7 +60,7 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
 
     before(async () => {
       receiver = await startLocalReceiver();
-      t = await createTestApp({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISION_MS: '0' } });
+      t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISION_MS: '0' } });
       await populate(t, t.workspace.id, t.client);
       await populate(t, t.other.workspace.id, t.other.client);
     });

@@ -40,7 +40,7 @@ describe('callback settings across instances', () => {
   };
 
   before(async () => {
-    t = await createTestApp({ clock, env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ clock, env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
     peer = await startPeer();
   });

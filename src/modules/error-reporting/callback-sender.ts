@@ -5,7 +5,7 @@ import type { DeliveryOutcome } from './delivery-outcome.js';
 
 /** What the sender thread is started with: the settings its own `CallbackClient` and SSRF guard are built from. */
 export interface CallbackSenderSettings {
-  /** PLAYLINE_CALLBACK_ALLOWLIST as configured (already checked on the main thread). */
+  /** PLAYLINE_OUTBOUND_ALLOWLIST as configured (already checked on the main thread). */
   allowList: string;
   timeoutMs: number;
   connectionsPerEndpoint: number;

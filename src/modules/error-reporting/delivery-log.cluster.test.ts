@@ -13,7 +13,7 @@ describe('the delivery log in cluster mode', { skip }, () => {
   let pair: ClusterPair;
   let receiver: LocalReceiver;
   before(async () => {
-    pair = await clusterPair({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    pair = await clusterPair({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
   });
   after(async () => {

@@ -11,7 +11,7 @@ import { startLocalReceiver } from './testing/local-receiver.js';
 import type { LocalReceiver } from './testing/local-receiver.js';
 import { WebhookSigner } from './webhook-signature.js';
 
-const env = { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' };
+const env = { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' };
 const opts = { timeout: 30_000 };
 
 const playbackError = (owner: string, code: number): PlaybackErrorReport => ({

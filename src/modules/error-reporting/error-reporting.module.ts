@@ -30,7 +30,7 @@ import type { CallbackSettings } from './error-reporting.service.js';
 export interface ErrorReportingDeps {
   config: Pick<
     Config,
-    'callbackAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency' | 'callbackBackoffMs' | 'callbackBackoffMaxMs' | 'callbackThread'
+    'outboundAllowlist' | 'callbackRatePerS' | 'callbackQueueSize' | 'callbackTimeoutMs' | 'callbackConcurrency' | 'callbackBackoffMs' | 'callbackBackoffMaxMs' | 'callbackThread'
     | 'deliveryLogRetentionH' | 'deliveryLogMaxPerWorkspace' | 'deliveryLogQueue' | 'deliveryLogWriteRate'
   >;
   clock: Clock;
@@ -98,7 +98,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
   const { config, clock, ids, box } = deps;
   const db = deps.storage.db;
   const guard = new SsrfGuard({
-    allowList: allowListOf(config.callbackAllowlist),
+    allowList: allowListOf(config.outboundAllowlist),
     clock,
     ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
   });
@@ -114,7 +114,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
   const onError = (message: string, err: unknown) => deps.log.error({ err }, message);
   const transport = threaded
     ? new ThreadedCallbackSender({
-        allowList: config.callbackAllowlist,
+        allowList: config.outboundAllowlist,
         timeoutMs: config.callbackTimeoutMs,
         connectionsPerEndpoint: config.callbackConcurrency,
         onError,

@@ -9,7 +9,7 @@ import type { LocalReceiver } from './testing/local-receiver.js';
 import { WebhookSigner } from './webhook-signature.js';
 
 // Receivers are real HTTP servers on 127.0.0.1, admitted by the allow-list as in local development.
-const env = { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' };
+const env = { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' };
 const opts = { timeout: 15_000 };
 
 const playbackError = (owner: string, code = 403): PlaybackErrorReport => ({
@@ -174,7 +174,7 @@ describe('error events against a hanging receiver', () => {
   let hanging: LocalReceiver;
 
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_QUEUE: '1000' } });
+    t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_QUEUE: '1000' } });
     hanging = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
     await t.client.errorReporting.putSettings({ callback_url: hanging.url });
     hanging.setBehaviour({ kind: 'hang' });

@@ -21,7 +21,7 @@ describe('refused playbacks are rate limited per client address', () => {
   let receiver: LocalReceiver;
   before(async () => {
     edge = testEdge();
-    t = await createTestApp({ env: { ...limitEnv, PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' }, overrides: { playbackEdge: edge.overrides } });
+    t = await createTestApp({ env: { ...limitEnv, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' }, overrides: { playbackEdge: edge.overrides } });
     // 'flooded' is in the library, so its refusals count on the asset (not for the workspace only).
     await placeFakeAssets(t, t.workspace.id, ['movie', 'flooded']);
     receiver = await startLocalReceiver();

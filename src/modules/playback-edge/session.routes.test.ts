@@ -19,7 +19,7 @@ describe('playback sessions: serving', () => {
   let root: string;
   before(async () => {
     edge = testEdge();
-    t = await createTestApp({ overrides: { playbackEdge: edge.overrides }, env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ overrides: { playbackEdge: edge.overrides }, env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     receiver = await startLocalReceiver();
     root = mediaRootOf(t.runtime.config);
     for (const id of ['clip-1', 'clip-2', 'clip-3', 'clip-4']) await writeFakeAsset(root, t.workspace.id, id, { segmentBytes: SEGMENT_BYTES });

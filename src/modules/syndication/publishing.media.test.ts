@@ -31,7 +31,7 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     dir = await mkdtemp(join(tmpdir(), 'playline-publish-'));
     t = await createTestApp({
       clock: systemClock,
-      env: { PLAYLINE_PUBLISHER: 'ffmpeg', PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug' },
+      env: { PLAYLINE_PUBLISHER: 'ffmpeg', PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug' },
       logDestination: { write: (line: string) => void logs.push(line) },
     });
     await eventually(() => t.runtime.assets.tools()?.available === true, 'ffmpeg was found');

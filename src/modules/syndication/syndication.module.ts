@@ -68,7 +68,7 @@ export interface SyndicationModuleDeps {
 
 /**
  * The target test connects only where the SSRF guard lets callbacks go: public addresses,
- * plus what PLAYLINE_CALLBACK_ALLOWLIST admits; the connection is pinned to the checked address.
+ * plus what PLAYLINE_OUTBOUND_ALLOWLIST admits; the connection is pinned to the checked address.
  */
 export function ssrfAddressCheck(guard: SsrfGuard): AddressCheck {
   return async (host, port) => {
@@ -80,7 +80,7 @@ export function ssrfAddressCheck(guard: SsrfGuard): AddressCheck {
 export function createSyndicationModule(deps: SyndicationModuleDeps): SyndicationModule {
   const db = deps.db.withTables<SyndicationTables>();
   const { clock, ids, config } = deps;
-  const guard = new SsrfGuard({ allowList: parseCallbackAllowList(config.callbackAllowlist), clock });
+  const guard = new SsrfGuard({ allowList: parseCallbackAllowList(config.outboundAllowlist), clock });
   const checkAddress = deps.checkAddress ?? ssrfAddressCheck(guard);
   const targets = new TargetService({
     db,

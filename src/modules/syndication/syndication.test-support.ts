@@ -31,7 +31,7 @@ export async function createSyndicationTestApp(options: SyndicationTestOptions =
   const t = await createTestApp({
     clock,
     logDestination: { write: (line: string) => void logs.push(line) },
-    env: { PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug', ...options.env },
+    env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug', ...options.env },
     ...(options.module ? { overrides: { syndication: options.module } } : {}),
   });
   return {

@@ -19,7 +19,7 @@ describe('PATCH /syndication-target-test/<id>', () => {
   before(async () => {
     rtmp = await startFakeRtmpServer();
     s = await createSyndicationTestApp();
-    guarded = await createSyndicationTestApp({ env: { PLAYLINE_CALLBACK_ALLOWLIST: '' } });
+    guarded = await createSyndicationTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '' } });
   });
   after(async () => {
     await s.close();

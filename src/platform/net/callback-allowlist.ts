@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { parseIpLiteral } from './address-class.js';
 
-/** Thrown at start-up when `PLAYLINE_CALLBACK_ALLOWLIST` holds an entry that is neither a CIDR nor a host name. */
+/** Thrown at start-up when `PLAYLINE_OUTBOUND_ALLOWLIST` holds an entry that is neither a CIDR nor a host name. */
 export class AllowListError extends Error {
   constructor(message: string) {
     super(message);
@@ -31,7 +31,7 @@ const isHostName = (host: string): boolean =>
 
 const parseNetwork = (entry: string, position: number): Network => {
   const fail = (why: string): never => {
-    throw new AllowListError(`PLAYLINE_CALLBACK_ALLOWLIST entry ${position} "${entry}" ${why}`);
+    throw new AllowListError(`PLAYLINE_OUTBOUND_ALLOWLIST entry ${position} "${entry}" ${why}`);
   };
   const slash = entry.indexOf('/');
   const addressText = slash === -1 ? entry : entry.slice(0, slash);
@@ -76,7 +76,7 @@ export const parseCallbackAllowList = (value: string | undefined): CallbackAllow
       exactHosts.add(host);
     } else {
       throw new AllowListError(
-        `PLAYLINE_CALLBACK_ALLOWLIST entry ${position} "${entry}" is not a CIDR, IP address or host name`,
+        `PLAYLINE_OUTBOUND_ALLOWLIST entry ${position} "${entry}" is not a CIDR, IP address or host name`,
       );
     }
   });
