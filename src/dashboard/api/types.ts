@@ -17,7 +17,6 @@ import type {
 import type {
   ManagedSlicerCollectionView, ManagedSlicerTaskCollectionView, ManagedSlicerTaskView, ManagedSlicerView, SlicerCreateBody,
 } from '../../modules/managed-slicers/managed-slicers.schema.js';
-import type { Problem } from '../../platform/http/problem.js';
 
 export type Workspace = Static<typeof WorkspaceSchema>;
 export type VodStats = VodStatsBody;
@@ -36,7 +35,6 @@ export type SlicerTask = ManagedSlicerTaskView;
 export type SlicerTaskCollection = ManagedSlicerTaskCollectionView;
 export type Slicer = ManagedSlicerView;
 export type SlicerCollection = ManagedSlicerCollectionView;
-export type ProblemBody = Problem;
 export type History = VodStatsHistoryBody;
 export type HistoryPoint = HistoryPointBody;
 export type { HistoryRange };

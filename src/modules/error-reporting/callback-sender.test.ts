@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Worker as WorkerThread } from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../platform/worker-thread.js';
 import type { CallbackRequest } from './callback-client.js';
 import { ThreadedCallbackSender } from './callback-sender.js';
+import type { CallbackSenderStart, SenderAnswer, SenderRequest } from './callback-sender.js';
 import { closedLoopbackPort, startLocalReceiver } from './testing/local-receiver.js';
 import type { LocalReceiver } from './testing/local-receiver.js';
 
@@ -58,47 +59,70 @@ test('every request handed over in one turn gets its own answer, in any mix of o
   assert.equal(sender.inFlight, 0);
 });
 
-/** A receiver on a thread of its own, so it answers while this test holds the event loop. */
-const threadReceiver = async (): Promise<{ url: string; close: () => Promise<number> }> => {
-  const code = `
-    const { createServer } = require('node:http');
-    const { parentPort } = require('node:worker_threads');
-    const server = createServer((req, res) => { req.resume(); req.on('end', () => res.end()); });
-    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
-    parentPort.on('message', () => server.close(() => process.exit(0)));
-  `;
-  const worker = new WorkerThread(code, { eval: true });
-  const port = await new Promise<number>((resolve) => worker.once('message', resolve));
-  return {
-    url: `http://127.0.0.1:${port}/cb`,
-    close: () => {
-      worker.postMessage('close');
-      return new Promise((resolve) => worker.once('exit', resolve));
-    },
-  };
+/**
+ * The answer messages of a thread the test started itself: `next` takes them in order as they
+ * come, and none is counted as read in the shared count unless the test does so.
+ */
+const answerMessages = (thread: Worker) => {
+  const messages: SenderAnswer[][] = [];
+  let waiting: (() => void) | undefined;
+  thread.on('message', (batch: SenderAnswer[]) => {
+    messages.push(batch);
+    waiting?.();
+  });
+  const next = (): Promise<SenderAnswer[]> =>
+    new Promise((resolve) => {
+      const take = () => {
+        const batch = messages.shift();
+        if (batch === undefined) return false;
+        waiting = undefined;
+        resolve(batch);
+        return true;
+      };
+      if (!take()) waiting = take;
+    });
+  return { pending: () => messages.length, next };
 };
 
-test('while the event loop is busy, the answers that come in meanwhile arrive together', opts, async () => {
-  const other = await threadReceiver();
+test('the thread sends its next answer message only once the main thread has read the previous one', opts, async () => {
+  // The thread itself, with this test in the main thread's place: it holds the count of messages
+  // read (ThreadedCallbackSender bumps it on every message) and bumps it only when it chooses.
+  const answersRead = new SharedArrayBuffer(4);
+  const read = new Int32Array(answersRead);
+  const markRead = () => {
+    Atomics.add(read, 0, 1);
+    Atomics.notify(read, 0);
+  };
+  const start: CallbackSenderStart = { allowList: '127.0.0.1/32', timeoutMs: 2_000, connectionsPerEndpoint: 1, answersRead };
+  const thread = startWorker(import.meta.url, 'callback-sender.worker', { workerData: start });
+  const answers = answerMessages(thread);
   try {
-    await sender.deliver(other.url, request);
-    const thread = threadOf(sender);
-    assert.ok(thread);
-    let messages = 0;
-    const count = () => (messages += 1);
-    thread.on('message', count);
-    // 40 requests over 4 connections: at least 10 rounds on the thread, each answered in a turn of its own.
-    const outcomes = Array.from({ length: 40 }, () => sender.deliver(other.url, request));
+    receiver.setBehaviour({ kind: 'status', status: 200 });
+    const seen = receiver.count();
+    const ids = Array.from({ length: 10 }, (_, i) => i + 1);
+    thread.postMessage(ids.map((id): SenderRequest => [id, receiver.url, request.body, request.headers]));
+    // One connection: request k + 1 leaves the thread only once the answer to k came in, in an
+    // event-loop turn of its own. So when the receiver (on this thread) has request 10, answers 1
+    // to 8 reached the thread in eight turns; a thread that did not wait for the read would have
+    // posted them in as many messages before writing request 10, and they are here by the turn
+    // after. The order of events decides, not the machine's speed.
+    await receiver.waitFor(seen + 10);
     await new Promise((resolve) => setImmediate(resolve));
-    const heldUntil = Date.now() + 500;
-    while (Date.now() < heldUntil) {
-      // busy: the thread sends everything and gets every answer meanwhile
+    assert.equal(answers.pending(), 1, 'one answer message while the main thread has not read it');
+    const first = await answers.next();
+    assert.deepEqual(first.map(([id]) => id), [1]);
+    markRead();
+    const second = await answers.next();
+    const got = [...first, ...second];
+    assert.ok(ids.slice(1, 8).every((id) => second.some(([answered]) => answered === id)), `answers 2 to 8 arrive together once read: ${JSON.stringify(second.map(([id]) => id))}`);
+    while (got.length < ids.length) {
+      markRead();
+      got.push(...(await answers.next()));
     }
-    for (const outcome of await Promise.all(outcomes)) assert.equal(outcome.outcome, 'delivered');
-    thread.off('message', count);
-    assert.ok(messages <= 3, `${messages} answer messages for 40 requests`);
+    assert.deepEqual(got.map(([id]) => id).sort((x, y) => x - y), ids, 'every request answered once');
+    for (const [, outcome] of got) assert.equal(outcome.outcome, 'delivered');
   } finally {
-    await other.close();
+    await thread.terminate();
   }
 });
 

@@ -172,6 +172,5 @@ export type LoggedAttemptDetailView = Static<typeof LoggedAttemptDetailSchema>;
 export type LoggedAttemptCollectionView = Static<typeof LoggedAttemptCollection>;
 export type LoggedAttemptQueryInput = Static<typeof LoggedAttemptQuery>;
 export type PutSettingsInput = Static<typeof PutSettingsBody>;
-export type TestInput = Static<typeof TestBody>;
 export type TestResultView = Static<typeof TestResultSchema>;
 export type DeliveriesView = Static<typeof DeliveriesSchema>;

@@ -148,5 +148,4 @@ export type DrmPolicyView = Static<typeof DrmPolicySchema>;
 export type PrivateAssetView = Static<typeof PrivateAssetSchema>;
 export type PutAdConfigInput = Static<typeof PutAdConfigBody>;
 export type PutDrmPolicyInput = Static<typeof PutDrmPolicyBody>;
-export type PutPrivateAssetInput = Static<typeof PutPrivateAssetBody>;
 export type DeletedView = Static<typeof DeletedSchema>;

@@ -6,7 +6,7 @@ import { EventColumns, TYPE } from './event-columns.js';
 import { parseEventBatch, parseEventColumns } from './ingest/event-batch.js';
 import type { EventBatchContext } from './ingest/event-fields.js';
 import { MemoryStatsStore } from './store/memory-stats-store.js';
-import { sessionHash } from './store/session-marks.js';
+import { sessionHash } from './session-hash.js';
 import { RETENTION_MS } from './stats-window.js';
 import { playbackEvent } from './test-events.test-support.js';
 

@@ -1,5 +1,5 @@
 import type { PlaybackEvent, PlaybackEventType } from './events.schema.js';
-import { sessionHash } from './store/session-marks.js';
+import { sessionHash } from './session-hash.js';
 
 /** Event types as small integers (the `type` column). */
 export const TYPE = { request: 0, manifest: 1, ad: 2, start: 3, error: 4, rebuffer: 5 } as const;

@@ -81,17 +81,14 @@ export const AllAssetsQuerySchema = Type.Object({
     Type.Integer({ minimum: 1, maximum: MAX_TOP, default: MAX_TOP, description: 'How many assets, 1-100' }),
   ),
 });
-export type AllAssetsQuery = Static<typeof AllAssetsQuerySchema>;
 
 export const SearchBodySchema = Type.Object({
   asset_ids: Type.Array(Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }), { minItems: 1, maxItems: MAX_SEARCH_IDS }),
 });
-export type SearchBody = Static<typeof SearchBodySchema>;
 
 export const SearchQuerySchema = Type.Object({
   asset_ids: Type.String({ minLength: 1, description: 'Comma-separated asset ids (1-1000)' }),
 });
-export type SearchQuery = Static<typeof SearchQuerySchema>;
 
 /** The answer of the admin API's statistics rebuild (cluster mode). */
 export const RebuildResultSchema = Type.Object({

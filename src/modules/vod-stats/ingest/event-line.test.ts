@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { EventColumns, TYPE } from '../event-columns.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import { sessionHash } from '../store/session-marks.js';
+import { sessionHash } from '../session-hash.js';
 import { RETENTION_MS } from '../stats-window.js';
 import { parseEventBatch, parseEventColumns, type EventBatchKind } from './event-batch.js';
 import { AllowedOwners, type EventBatchContext } from './event-fields.js';

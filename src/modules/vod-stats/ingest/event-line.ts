@@ -12,7 +12,7 @@
  */
 import { MAX_ID_LENGTH, MAX_LATENCY_MS } from '../events.schema.js';
 import { TYPE, type EventColumns } from '../event-columns.js';
-import { sessionHashOfAscii } from '../store/session-marks.js';
+import { sessionHashOfAscii } from '../session-hash.js';
 import { RETENTION_MS } from '../stats-window.js';
 import type { EventBatchContext } from './event-fields.js';
 import { BACKSLASH, CLOSE_OBJECT, COMMA, CR, LF, OPEN_OBJECT, QUOTE, SPACE, TAB } from './json-array.js';

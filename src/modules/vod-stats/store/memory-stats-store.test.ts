@@ -20,7 +20,7 @@ const setup = (options: Partial<MemoryStatsStoreOptions> = {}) => {
 };
 
 // The counting rules shared with the Redis store are in the conformance suite
-// (src/modules/cluster/stats-store.conformance.ts), run against this store too. Here: what only
+// (stats-store.conformance.test-support.ts beside this file), run against this store too. Here: what only
 // the embedded store has (its memory layout, the merge path of its ranking, snapshots).
 
 test('memory: detail, history and marks held are exactly what a query may still read, and prune frees the rest', async () => {

@@ -1,15 +1,17 @@
 import type { Clock } from '../../../platform/clock.js';
-import { AssetState, MARK, NONE, OwnerState } from './asset-state.js';
-import { AD_LATENCY, F, MANIFEST_LATENCY, Q, emptyWindow } from './bucket-series.js';
+import type { AssetState } from './asset-state.js';
+import { NONE, OwnerState } from './asset-state.js';
+import { emptyWindow } from './bucket-series.js';
+import { EventCounter } from './event-counting.js';
 import { historyPoints } from './history.js';
 import type { PlaybackEvent } from '../events.schema.js';
-import { errorKey } from './session-marks.js';
-import { EventColumns, TYPE, type IdTable } from '../event-columns.js';
+import { EventColumns, type IdTable } from '../event-columns.js';
+import { PendingBatches } from './pending-batches.js';
+import { pruneOwners, storeSize } from './retention.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
+import type { SnapshotTarget } from './store-snapshot.js';
 import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
-
-const RANK_EVERY_MS = 250;
 
 export interface MemoryStatsStoreOptions {
   clock: Clock;
@@ -17,23 +19,6 @@ export interface MemoryStatsStoreOptions {
   delayMs?: number;
   /** Distinct assets one workspace may hold; events for more are dropped and counted (default 100,000). */
   maxAssetsPerWorkspace?: number;
-}
-
-/** Rows [from, to) of `events`, received at `receivedAt`, not visible yet (stats_delay_ms). */
-interface PendingBatch {
-  receivedAt: number;
-  events: EventColumns;
-  from: number;
-  to: number;
-}
-
-/** What one batch's receipt time decides. */
-interface Receipt {
-  receivedAt: number;
-  /** The second of the receipt: an owner summary of it reads from WINDOW_S seconds before. */
-  second: number;
-  /** Workspace seconds from this one on may still be read by a summary. */
-  summaryFirst: number;
 }
 
 /**
@@ -49,17 +34,12 @@ interface Receipt {
 export class MemoryStatsStore implements StatsStore, IdTable {
   readonly owners = new Map<string, OwnerState>();
   private readonly clock: Clock;
-  private readonly delayMs: number;
-  private readonly maxAssets: number;
-  private pending: PendingBatch[] = [];
-  private pendingEvents = 0;
+  private readonly pending: PendingBatches;
+  private readonly counter: EventCounter;
   /** Receipt times only move forward, even if the system clock steps back. */
-  lastReceivedAt = 0;
+  private lastReceivedAt = 0;
   private cachedOwner: OwnerState | undefined;
   private assetSeq = 0;
-  /** Workspaces whose ranking has a backlog, re-ranked every RANK_EVERY_MS while events arrive. */
-  private readonly unranked = new Set<OwnerState>();
-  private rankedAt = 0;
   /** While frozen (a snapshot is being taken) nothing changes the state: no release, no prune. */
   private frozen = false;
   /** Events for a new asset of a workspace already holding the maximum, dropped (for metrics). */
@@ -69,8 +49,13 @@ export class MemoryStatsStore implements StatsStore, IdTable {
 
   constructor(options: MemoryStatsStoreOptions) {
     this.clock = options.clock;
-    this.delayMs = options.delayMs ?? 0;
-    this.maxAssets = options.maxAssetsPerWorkspace ?? DEFAULT_MAX_ASSETS_PER_WORKSPACE;
+    this.pending = new PendingBatches(options.delayMs ?? 0);
+    // Arrows, so the counter and the snapshot codec reach these without them being public.
+    this.counter = new EventCounter(
+      { ownerState: (id) => this.ownerState(id), nextAssetSeq: () => this.nextAssetSeq() },
+      options.clock,
+      options.maxAssetsPerWorkspace ?? DEFAULT_MAX_ASSETS_PER_WORKSPACE,
+    );
   }
 
   record(events: readonly PlaybackEvent[], receivedAt: number): Promise<RecordResult> {
@@ -108,21 +93,10 @@ export class MemoryStatsStore implements StatsStore, IdTable {
     if (to <= from) return NOTHING_DROPPED;
     const at = Math.max(receivedAt, this.lastReceivedAt);
     this.lastReceivedAt = at;
-    if (this.delayMs === 0) return this.applyBatch(events, from, to, at);
-    this.restorePending(at, events, from, to);
+    if (this.pending.delayMs === 0) return this.countBatch(events, from, to, at);
+    this.pending.add(at, events, from, to);
     this.releaseDue();
     return NOTHING_DROPPED;
-  }
-
-  /** Batches received but not yet visible, for snapshots. */
-  pendingBatches(): readonly PendingBatch[] {
-    return this.pending;
-  }
-
-  /** Puts back a not-yet-visible batch from a snapshot (in order, before any new batch). */
-  restorePending(receivedAt: number, events: EventColumns, from = 0, to = events.length): void {
-    this.pending.push({ receivedAt, events, from, to });
-    this.pendingEvents += to - from;
   }
 
   /** Holds the state still for a snapshot; the caller also stops recording until `thaw`. */
@@ -144,18 +118,15 @@ export class MemoryStatsStore implements StatsStore, IdTable {
 
   private eraseNow(owner: string): void {
     const state = this.owners.get(owner);
-    if (state !== undefined) {
-      this.owners.delete(owner);
-      this.unranked.delete(state);
-      if (this.cachedOwner === state) this.cachedOwner = undefined;
-    }
-    if (this.pending.some((b) => b.events.owners.includes(owner))) {
-      this.pending = this.pending.map((b) => {
-        const events = b.events.without(owner, b.from, b.to);
-        return { receivedAt: b.receivedAt, events, from: 0, to: events.length };
-      });
-      this.pendingEvents = this.pending.reduce((n, b) => n + b.to - b.from, 0);
-    }
+    if (state !== undefined) this.dropOwner(owner, state);
+    this.pending.eraseOwner(owner);
+  }
+
+  /** Forgets a workspace (erased, or pruned down to nothing). */
+  private dropOwner(id: string, state: OwnerState): void {
+    this.owners.delete(id);
+    this.counter.forget(state);
+    if (this.cachedOwner === state) this.cachedOwner = undefined;
   }
 
   ownerIds(): Promise<string[]> {
@@ -164,55 +135,52 @@ export class MemoryStatsStore implements StatsStore, IdTable {
 
   /** The state as snapshot lines (see store-snapshot.ts); freeze first if consumed across awaits. */
   snapshotLines(): Iterable<string> {
-    return snapshotLines(this);
+    return snapshotLines({
+      lastReceivedAt: () => this.lastReceivedAt,
+      owners: () => this.owners.values(),
+      pendingBatches: () => this.pending.list(),
+    });
   }
 
   /** Loads a snapshot into this (empty) store. */
   restoreSnapshot(lines: Iterable<string>): void {
-    restoreSnapshot(this, lines);
+    restoreSnapshot(this.snapshotTarget(), lines);
   }
 
   /** Reads snapshot lines as restoreSnapshot does, keeping no asset (the read-back check); the number of assets read. */
   checkSnapshot(lines: Iterable<string>): number {
-    return restoreSnapshot(this, lines, { retain: false });
+    return restoreSnapshot(this.snapshotTarget(), lines, { retain: false });
+  }
+
+  private snapshotTarget(): SnapshotTarget {
+    return {
+      setLastReceivedAt: (at) => {
+        this.lastReceivedAt = at;
+      },
+      ownerState: (id) => this.ownerState(id),
+      nextAssetSeq: () => this.nextAssetSeq(),
+      restorePending: (receivedAt, events) => this.pending.add(receivedAt, events),
+    };
   }
 
   private releaseDue(): void {
     if (this.frozen) return;
-    const now = this.clock.now();
-    while (this.pending.length > 0 && (this.pending[0] as PendingBatch).receivedAt + this.delayMs <= now) {
-      const batch = this.pending.shift() as PendingBatch;
-      this.pendingEvents -= batch.to - batch.from;
-      this.applyBatch(batch.events, batch.from, batch.to, batch.receivedAt);
-    }
+    this.pending.releaseDue(this.clock.now(), (batch) => this.countBatch(batch.events, batch.from, batch.to, batch.receivedAt));
   }
 
-  private applyBatch(events: EventColumns, from: number, to: number, receivedAt: number): RecordResult {
-    const second = secondOf(receivedAt);
-    const receipt: Receipt = { receivedAt, second, summaryFirst: windowStart(second) };
-    let dropped: number[] | undefined;
-    for (let i = from; i < to; i++) {
-      if (!this.apply(events, i, receipt)) (dropped ??= []).push(i);
-    }
-    // Re-ranking in bulk now and then, not per batch: an asset changing many times in between
-    // is re-inserted once. (Rank order depends only on the keys, so when this runs changes nothing visible.)
-    const now = this.clock.now();
-    if (this.unranked.size > 0 && now - this.rankedAt >= RANK_EVERY_MS) {
-      for (const owner of this.unranked) owner.flushRanking();
-      this.unranked.clear();
-      this.rankedAt = now;
-    }
+  private countBatch(events: EventColumns, from: number, to: number, receivedAt: number): RecordResult {
+    const dropped = this.counter.count(events, from, to, receivedAt);
     if (dropped === undefined) return NOTHING_DROPPED;
     this.droppedEvents += dropped.length;
     return { dropped };
   }
 
   /** Assets are numbered in creation order (snapshots keep that order, so ties rank the same after a restore). */
-  nextAssetSeq(): number {
+  private nextAssetSeq(): number {
     return ++this.assetSeq;
   }
 
-  ownerState(id: string): OwnerState {
+  private ownerState(id: string): OwnerState {
     const cached = this.cachedOwner;
     if (cached !== undefined && cached.id === id) return cached;
     let owner = this.owners.get(id);
@@ -222,154 +190,6 @@ export class MemoryStatsStore implements StatsStore, IdTable {
     }
     this.cachedOwner = owner;
     return owner;
-  }
-
-  /**
-   * Whether `owner` may take one more asset at `receivedAt`. Expired assets do not count: once
-   * at the limit, they are removed (as prune would), and the earliest expiry of the others is
-   * remembered so a flood of events for new assets does not scan the workspace again and again.
-   */
-  private roomFor(owner: OwnerState, receivedAt: number): boolean {
-    if (owner.assets.size < this.maxAssets) return true;
-    if (receivedAt <= owner.noExpiryBefore) return false;
-    let earliest = Infinity;
-    for (const asset of owner.assets.values()) {
-      const expiresAt = asset.anchorTs + RETENTION_MS;
-      if (expiresAt < receivedAt) owner.removeAsset(asset);
-      else if (expiresAt < earliest) earliest = expiresAt;
-    }
-    owner.noExpiryBefore = earliest;
-    return owner.assets.size < this.maxAssets;
-  }
-
-  /**
-   * Counts an event that never touches an asset's window: `workspace_only` events (workspace
-   * summary and history, no dedupe: there are no marks at the workspace level), and `rebuffer`
-   * reports (playback quality history of the asset if it is held, and of the workspace).
-   */
-  private applyOutsideAssets(c: EventColumns, i: number, type: number, owner: OwnerState, r: Receipt): void {
-    const ts = c.ts[i] as number;
-    const minute = minuteOf(ts);
-    if (type === TYPE.rebuffer) {
-      const asset = owner.assets.get(c.asset[i] as string);
-      if (asset !== undefined && asset.anchorTs + RETENTION_MS >= r.receivedAt) asset.qoeSeries().add(minute, Q.rebuffers);
-      owner.qoeSeries().add(minute, Q.rebuffers);
-      return;
-    }
-    const second = secondOf(ts);
-    const summarised = second >= r.summaryFirst;
-    if (type === TYPE.error) {
-      const code = c.code[i] as number;
-      owner.history.addError(minute, code);
-      if (summarised) owner.detail.addError(second, code);
-      return;
-    }
-    const field = FIELD_OF[type] as number;
-    owner.history.add(minute, field);
-    if (summarised) owner.detail.add(second, field);
-    const latency = c.value[i] as number;
-    if (!Number.isNaN(latency) && (type === TYPE.manifest || type === TYPE.ad)) {
-      const base = type === TYPE.manifest ? MANIFEST_LATENCY : AD_LATENCY;
-      owner.history.addLatency(minute, base, latency);
-      if (summarised) owner.detail.addLatency(second, base, latency);
-    }
-  }
-
-  /** Counts event `i` of `c`; false when it was dropped (a new asset past the workspace's limit). */
-  private apply(c: EventColumns, i: number, r: Receipt): boolean {
-    const owner = this.ownerState(c.owner[i] as string);
-    const type = c.type[i] as number;
-    if (type === TYPE.rebuffer || c.workspaceOnly(i)) {
-      this.applyOutsideAssets(c, i, type, owner, r);
-      return true;
-    }
-    const assetId = c.asset[i] as string;
-    let asset = owner.assets.get(assetId);
-    if (asset !== undefined && asset.anchorTs + RETENTION_MS < r.receivedAt) {
-      owner.removeAsset(asset);
-      asset = undefined;
-    }
-    if (asset === undefined) {
-      if (!this.roomFor(owner, r.receivedAt)) return false;
-      asset = new AssetState(assetId, this.nextAssetSeq());
-      owner.assets.set(assetId, asset);
-    }
-    asset.cachedStats = undefined;
-    const ts = c.ts[i] as number;
-    let moved = false;
-    if (type === TYPE.start && ts > asset.startTs) {
-      asset.startTs = ts;
-      moved = true;
-    }
-    if (ts > asset.latestTs) {
-      asset.latestTs = ts;
-      if (asset.startTs === NONE) moved = true;
-    }
-    if (moved) {
-      asset.reanchor();
-      if (owner.markDirty(asset)) this.unranked.add(owner);
-    }
-
-    const second = secondOf(ts);
-    const minute = minuteOf(ts);
-    const detailed = second >= asset.floor;
-    const summarised = second >= r.summaryFirst;
-    if (type === TYPE.request) {
-      asset.history.add(minute, F.requests);
-      owner.history.add(minute, F.requests);
-      if (detailed) asset.detail.add(second, F.requests);
-      if (summarised) owner.detail.add(second, F.requests);
-      return true;
-    }
-    const live = asset.isLive(second, r.second);
-    if (type === TYPE.error) {
-      const code = c.code[i] as number;
-      if (live) {
-        const marks = asset.errorTable();
-        const at = marks.ensure(errorKey(c.session[i] as number, code));
-        const seen = marks.second(at, 1);
-        if (seen !== NONE && asset.isLive(seen, r.second)) return true;
-        marks.setSecond(at, 1, second);
-      }
-      asset.history.addError(minute, code);
-      owner.history.addError(minute, code);
-      if (detailed) asset.detail.addError(second, code);
-      if (summarised) owner.detail.addError(second, code);
-      return true;
-    }
-    const kind = type === TYPE.start ? MARK.start : type === TYPE.manifest ? MARK.manifest : MARK.ad;
-    if (live) {
-      const marks = asset.sessionTable();
-      const at = marks.ensure(c.session[i] as number);
-      const seen = marks.second(at, kind);
-      if (seen !== NONE && asset.isLive(seen, r.second)) return true;
-      marks.setSecond(at, kind, second);
-    }
-    const field = kind === MARK.start ? F.starts : kind === MARK.manifest ? F.manifest : F.ad;
-    asset.history.add(minute, field);
-    owner.history.add(minute, field);
-    if (detailed) asset.detail.add(second, field);
-    if (summarised) owner.detail.add(second, field);
-    const value = c.value[i] as number;
-    if (kind !== MARK.start) {
-      if (!Number.isNaN(value)) {
-        const base = kind === MARK.manifest ? MANIFEST_LATENCY : AD_LATENCY;
-        asset.history.addLatency(minute, base, value);
-        owner.history.addLatency(minute, base, value);
-        if (detailed) asset.detail.addLatency(second, base, value);
-        if (summarised) owner.detail.addLatency(second, base, value);
-      }
-      return true;
-    }
-    if (!Number.isNaN(value)) {
-      asset.qoeSeries().addStartup(minute, value);
-      owner.qoeSeries().addStartup(minute, value);
-    }
-    if (asset.inWindow(second)) {
-      asset.windowNew++;
-      if (owner.markDirty(asset)) this.unranked.add(owner);
-    }
-    return true;
   }
 
   private visible(asset: AssetState, now: number): boolean {
@@ -444,60 +264,17 @@ export class MemoryStatsStore implements StatsStore, IdTable {
     if (this.frozen) return Promise.resolve({ assetsRemoved: 0, bucketsRemoved: 0, sessionsRemoved: 0 });
     this.releaseDue();
     // Pending batches carry receipt times >= now - delay: prune against that, never later.
-    const ref = this.clock.now() - this.delayMs;
-    const second = secondOf(ref);
-    const historyFirst = minuteOf(ref - RETENTION_MS);
-    const result: PruneResult = { assetsRemoved: 0, bucketsRemoved: 0, sessionsRemoved: 0 };
-    for (const [id, owner] of this.owners) {
-      for (const asset of owner.assets.values()) {
-        if (asset.anchorTs + RETENTION_MS < ref) {
-          owner.removeAsset(asset);
-          result.assetsRemoved++;
-          result.bucketsRemoved += asset.bucketCount();
-          result.sessionsRemoved += asset.markCount();
-          continue;
-        }
-        const removed = asset.prune(second, historyFirst);
-        result.bucketsRemoved += removed.buckets;
-        result.sessionsRemoved += removed.sessions;
-      }
-      owner.detail.dropBefore(windowStart(second));
-      owner.history.dropBefore(historyFirst);
-      if (owner.qoe !== null) {
-        owner.qoe.dropBefore(historyFirst);
-        if (owner.qoe.length === 0) owner.qoe = null;
-      }
-      if (owner.assets.size === 0 && owner.bucketCount() === 0) {
-        this.owners.delete(id);
-        this.unranked.delete(owner);
-        if (this.cachedOwner === owner) this.cachedOwner = undefined;
-      } else if (owner.dirty.length > 0) {
-        owner.flushRanking();
-      }
-    }
-    return Promise.resolve(result);
+    const ref = this.clock.now() - this.pending.delayMs;
+    return Promise.resolve(pruneOwners(this.owners, ref, (id, owner) => this.dropOwner(id, owner)));
   }
 
   sizeSync(): StoreSize {
-    const size: StoreSize = { owners: 0, assets: 0, buckets: 0, sessions: 0, ownerBuckets: 0, pendingEvents: this.pendingEvents };
-    for (const owner of this.owners.values()) {
-      size.owners++;
-      size.ownerBuckets += owner.bucketCount();
-      for (const asset of owner.assets.values()) {
-        size.assets++;
-        size.buckets += asset.bucketCount();
-        size.sessions += asset.markCount();
-      }
-    }
-    return size;
+    return storeSize(this.owners.values(), this.pending.eventCount);
   }
 
   size(): Promise<StoreSize> {
     return Promise.resolve(this.sizeSync());
   }
 }
-
-/** The window field of each type counted as a plain field (by TYPE). */
-const FIELD_OF: readonly number[] = [F.requests, F.manifest, F.ad, F.starts];
 
 const NOTHING_DROPPED: RecordResult = Object.freeze({ dropped: [] as number[] });

@@ -1,62 +1,12 @@
 /**
  * Session dedupe marks of one asset, in bounded and collector-friendly memory.
  *
- * A session is known by a 53-bit hash of its id: two different sessions of one asset
- * share a hash with probability about n² / 2^54 for n sessions held (n = 10,000: ~6e-9), and
- * then the later one is counted as a duplicate of the earlier. `session-marks.test.ts` checks a
- * million distinct ids for collisions. Entries live in one open-addressing Uint32Array per
- * asset (MarkTable).
+ * A session is known by the 53-bit hash of its id that the batch carries (`../session-hash.ts`,
+ * with its collision odds). Entries live in one open-addressing Uint32Array per asset (MarkTable).
  */
 
 /** "Not counted". Seconds are never negative. */
 export const NONE = -1;
-
-/** murmur3's 32-bit finaliser: every input bit reaches every output bit. */
-const mix32 = (h: number): number => {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-};
-
-/**
- * A 53-bit hash of a session id (exact in a double): two independent 32-bit multiplicative
- * hashes of the UTF-16 units (FNV-1a's prime and murmur2's multiplier, different seeds), each
- * finalised, the second cross-mixed with the first, 21 bits of it on top of the 32 of the first.
- */
-export const sessionHash = (id: string): number => sessionHashOf(id, 0, id.length);
-
-/** sessionHash of the id that is `text` from `start` to `end` (without slicing it out). */
-export const sessionHashOf = (text: string, start: number, end: number): number => {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ (end - start);
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  return finishSessionHash(h1, h2);
-};
-
-/**
- * sessionHash of an ASCII id given as its bytes (`bytes` from `start` to `end`, each below 0x80):
- * an ASCII character's UTF-16 unit is its byte, so this is the same hash.
- */
-export const sessionHashOfAscii = (bytes: Uint8Array, start: number, end: number): number => {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9747b28c ^ (end - start);
-  for (let i = start; i < end; i++) {
-    const c = bytes[i] as number;
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-  }
-  return finishSessionHash(h1, h2);
-};
-
-const finishSessionHash = (h1: number, h2: number): number => {
-  const low = mix32(h1);
-  const high = mix32(h2 ^ low);
-  return (high & 0x1fffff) * 4294967296 + low;
-};
 
 const TWO_53 = 9007199254740992;
 /** The key of one (session, error code) mark: the session hash moved by the code, still 53 bits. */

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../../platform/clock.js';
 import type { PlaybackEvent, PlaybackEventType } from '../events.schema.js';
 import { MemoryStatsStore } from './memory-stats-store.js';
-import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
 import { playbackEvent, seededRandom } from '../test-events.test-support.js';
 
 const OWNERS = ['ws1', 'ws2'];
@@ -22,7 +21,7 @@ const observe = async (store: MemoryStatsStore) => {
 
 const copyOf = (store: MemoryStatsStore, clock: FakeClock, delayMs: number) => {
   const copy = new MemoryStatsStore({ clock, delayMs });
-  restoreSnapshot(copy, [...snapshotLines(store)].join('\n').split('\n'));
+  copy.restoreSnapshot([...store.snapshotLines()].join('\n').split('\n'));
   return copy;
 };
 

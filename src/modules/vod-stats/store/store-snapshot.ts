@@ -3,7 +3,7 @@ import type { OwnerState } from './asset-state.js';
 import { BucketSeries, QOE_STRIDE, finiteList } from './bucket-series.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import { EventColumns, TYPE_NAMES } from '../event-columns.js';
-import type { MemoryStatsStore } from './memory-stats-store.js';
+import type { PendingBatch } from './pending-batches.js';
 
 /**
  * Snapshot format of the embedded store: one JSON array per line, so it streams in both
@@ -22,12 +22,32 @@ import type { MemoryStatsStore } from './memory-stats-store.js';
 const MAGIC = 'playline-vod-stats';
 const VERSION = 2;
 
+/** What the codec reads of a store to write its snapshot (as the lines are consumed, not before). */
+export interface SnapshotSource {
+  /** The latest receipt time (receipt times only move forward, across a restart too). */
+  lastReceivedAt(): number;
+  owners(): Iterable<OwnerState>;
+  /** Batches received and not visible yet (stats_delay_ms), oldest first. */
+  pendingBatches(): Iterable<PendingBatch>;
+}
+
+/** What the codec needs of an empty store to load a snapshot into it. */
+export interface SnapshotTarget {
+  setLastReceivedAt(receivedAt: number): void;
+  /** The workspace's state, made if it is new. */
+  ownerState(id: string): OwnerState;
+  /** The creation number of the next asset (assets are read in creation order). */
+  nextAssetSeq(): number;
+  /** Queues a batch not visible yet, after the ones restored before it. */
+  restorePending(receivedAt: number, events: EventColumns): void;
+}
+
 /** The store's state as snapshot lines (each without its newline), owner by owner. */
-export function* snapshotLines(store: MemoryStatsStore): Generator<string> {
-  yield JSON.stringify([MAGIC, VERSION, store.lastReceivedAt]);
+export function* snapshotLines(store: SnapshotSource): Generator<string> {
+  yield JSON.stringify([MAGIC, VERSION, store.lastReceivedAt()]);
   let owners = 0;
   let assets = 0;
-  for (const owner of store.owners.values()) {
+  for (const owner of store.owners()) {
     owners++;
     yield JSON.stringify(['o', owner.id, owner.detail, owner.history, owner.qoe ?? 0]);
     for (const asset of owner.assets.values()) {
@@ -111,7 +131,7 @@ const pendingColumns = (rows: unknown[]): EventColumns => {
   return columns;
 };
 
-const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[], retain: boolean): void => {
+const restoreAsset = (store: SnapshotTarget, owner: OwnerState, row: unknown[], retain: boolean): void => {
   if (row.length !== 10) fail('malformed asset line');
   const asset = new AssetState(str(row[1]), store.nextAssetSeq());
   asset.startTs = num(row[2]);
@@ -139,7 +159,7 @@ const restoreAsset = (store: MemoryStatsStore, owner: OwnerState, row: unknown[]
  * would, then lets it go: the check's memory is one asset at a time, not a second copy of the
  * store.
  */
-export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>, options: { retain?: boolean } = {}): number => {
+export const restoreSnapshot = (store: SnapshotTarget, lines: Iterable<string>, options: { retain?: boolean } = {}): number => {
   const retain = options.retain ?? true;
   let owner: OwnerState | undefined;
   let header = false;
@@ -158,7 +178,7 @@ export const restoreSnapshot = (store: MemoryStatsStore, lines: Iterable<string>
     const row = list(parsed);
     if (!header) {
       if (row[0] !== MAGIC || row[1] !== VERSION) fail(`unknown format or version (this build reads version ${VERSION})`);
-      store.lastReceivedAt = num(row[2]);
+      store.setLastReceivedAt(num(row[2]));
       header = true;
       continue;
     }
