@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../../platform/clock.js';
 import { listSetting, type Config, type DeploymentMode } from '../../platform/config.js';
+import { AppError } from '../../platform/errors.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
@@ -61,6 +62,9 @@ const leaseOwner = (ids: IdGenerator): string => `${hostname()}:${process.pid}:$
 export const publicHostOf = (config: Pick<Config, 'publicHost' | 'host'>): string =>
   config.publicHost ?? (config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host);
 
+/** The interface ingest listeners bind: PLAYLINE_SLICER_BIND_HOST, else the API's (exposed no wider than the API unless the operator says so). */
+export const slicerBindHostOf = (config: Pick<Config, 'slicerBindHost' | 'host'>): string => config.slicerBindHost ?? config.host;
+
 const urlHost = (host: string): string => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
 /** Wires the managed-slicers module: repositories (slicers, task queue), service, provisioner and task runner. */
@@ -71,6 +75,8 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   let apiPort = config.port;
   const repository = new SlicerRepository(storage.db, storage.engine);
   const simulated = new SimulatedSlicerProvisioner({ clock, durationMs: config.slicerProvisionMs, failureRate: config.slicerFailureRate });
+  // Why slicers cannot run here (no ffmpeg, and simulated slicers not chosen), once start looked.
+  let missing: string | undefined;
   // Chosen on start, once the look for ffmpeg is over; tasks only run after that.
   let chosen: SlicerProvisioner = deps.provisioner ?? simulated;
   let ffmpeg: FfmpegSlicerProvisioner | undefined;
@@ -107,6 +113,9 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     maxSlicers: () => (ffmpeg ? config.maxSlicers : undefined),
     countSlicers: () => repository.countAll(),
     liveStatus: (slicerId) => ffmpeg?.status(slicerId),
+    assertRunnable: () => {
+      if (missing !== undefined) throw new AppError('media_tools_missing', `Managed slicers run ffmpeg, which is not available on this server: ${missing}`);
+    },
   });
 
   const chooseProvisioner = async (): Promise<void> => {
@@ -114,21 +123,20 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     const tools = deps.mediaTools();
     if (tools === undefined) throw new Error('managed slicers started before the media tools were looked for');
     if (!tools.available) {
-      if (config.slicerProvisioner === 'auto') {
-        log.warn({ reason: tools.reason }, 'ffmpeg not found: managed slicers are simulated (no stream is received)');
-        return;
-      }
+      // A slicer that receives nothing is never made without being asked for: simulated slicers
+      // are PLAYLINE_SLICER_PROVISIONER=simulated only. Creates are refused (503), tasks fail.
+      missing = tools.reason;
       const reason = `ffmpeg is not available on this server: ${tools.reason}`;
       const refuse = () => Promise.resolve({ kind: 'failed' as const, reason });
       // Nothing runs without ffmpeg, so a delete has nothing to stop.
       chosen = { create: refuse, update: refuse, restart: refuse, delete: () => Promise.resolve({ kind: 'succeeded', ingestUrl: null }) };
-      log.error({ reason: tools.reason }, 'PLAYLINE_SLICER_PROVISIONER=ffmpeg but ffmpeg is missing: slicer tasks fail');
+      log.error({ reason: tools.reason }, 'ffmpeg is missing: managed slicers cannot run (creates answer 503 media_tools_missing; PLAYLINE_SLICER_PROVISIONER=simulated runs simulated ones)');
       return;
     }
     ffmpeg = new FfmpegSlicerProvisioner({
       ffmpeg: tools.ffmpeg,
       mediaRoot,
-      bindHost: config.slicerBindHost,
+      bindHost: slicerBindHostOf(config),
       publicHost: publicHostOf(config),
       ports: parsePortRange(config.slicerPorts),
       windowSegments: config.slicerWindowSegments,

@@ -230,3 +230,26 @@ describe('the tasks list (task runner not started, so every task stays PENDING)'
     assert.ok(paged.nextCursor);
   });
 });
+
+describe('managed slicers without ffmpeg', () => {
+  const missing = async () => ({ available: false as const, reason: 'ffmpeg not found (ffmpeg). Install it' });
+
+  test('a create answers 503 media_tools_missing (no slicer that receives nothing is made) unless simulated slicers are chosen', async () => {
+    const t = await createTestApp({ env: { PLAYLINE_SLICER_PROVISIONER: 'auto' }, overrides: { mediaTools: missing } });
+    try {
+      const refused = await t.client.core.send('POST', '/api/v4/managed-slicer/slicers', { body: slicerBody() });
+      assert.equal(refused.status, 503, refused.body);
+      assert.match(refused.body, /media_tools_missing/);
+      assert.equal((await t.client.managedSlicers.list()).page.total_items, 0);
+    } finally {
+      await t.close();
+    }
+    const simulated = await createTestApp({ env: { PLAYLINE_SLICER_PROVISIONER: 'simulated' }, overrides: { mediaTools: missing } });
+    try {
+      const slicer = await simulated.client.managedSlicers.create(slicerBody());
+      assert.equal(slicer.task.operation, 'CREATE');
+    } finally {
+      await simulated.close();
+    }
+  });
+});

@@ -22,6 +22,8 @@ export interface ManagedSlicerServiceDeps {
   countSlicers?: () => Promise<number>;
   /** What a slicer's process is doing, when it runs on this instance (real provisioner). */
   liveStatus?: (slicerId: string) => LiveStatus | undefined;
+  /** Throws (media_tools_missing) when slicers cannot run here: a create is refused at once instead of making a slicer that receives nothing. */
+  assertRunnable?: () => void;
 }
 
 export interface PageRequest {
@@ -52,6 +54,7 @@ export class ManagedSlicerService {
   constructor(private readonly deps: ManagedSlicerServiceDeps) {}
 
   async create(workspaceId: string, body: SlicerCreateBody): Promise<SlicerWithTask> {
+    this.deps.assertRunnable?.();
     this.checkRegion(body.region);
     const maxSlicers = this.deps.maxSlicers?.();
     const countSlicers = this.deps.countSlicers;
