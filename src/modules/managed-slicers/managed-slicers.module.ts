@@ -63,7 +63,7 @@ export const publicHostOf = (config: Pick<Config, 'publicHost' | 'host'>): strin
   config.publicHost ?? (config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host);
 
 /** The interface ingest listeners bind: PLAYLINE_SLICER_BIND_HOST, else the API's (exposed no wider than the API unless the operator says so). */
-export const slicerBindHostOf = (config: Pick<Config, 'slicerBindHost' | 'host'>): string => config.slicerBindHost ?? config.host;
+const slicerBindHostOf = (config: Pick<Config, 'slicerBindHost' | 'host'>): string => config.slicerBindHost ?? config.host;
 
 const urlHost = (host: string): string => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
