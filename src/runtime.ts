@@ -29,6 +29,8 @@ import type { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.
 import type { ModuleParts } from './platform/module-parts.js';
 import { mediaToolsLookup, type MediaToolPaths, type MediaTools, type MediaToolsLookup } from './platform/media/media-tools.js';
 import { migrations } from './migrations.js';
+import { DirectoryLock } from './platform/directory-lock.js';
+import { mkdir } from 'node:fs/promises';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -104,6 +106,19 @@ export interface RuntimeOverrides {
   errorReports?: (dispatcher: ErrorReportSink) => ErrorReportSink;
   /** Cluster mode: give up connecting to Redis after this long (CLI commands). */
   clusterConnectTimeoutMs?: number;
+}
+
+/** The data directory's lock, held while the server runs (`server.lock`, the holder's pid in `server.pid`). */
+function dataDirectoryLock(dataDir: string): BackgroundWork {
+  let lock: DirectoryLock | undefined;
+  return {
+    name: 'data directory lock',
+    start: async () => {
+      await mkdir(dataDir, { recursive: true });
+      lock = DirectoryLock.acquire(dataDir, `data directory ${dataDir}`, { lock: 'server.lock', pid: 'server.pid' });
+    },
+    stop: async () => lock?.release(),
+  };
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -196,6 +211,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   for (const module of modules) for (const part of module.workspaceData ?? []) workspacesModule.deletion.register(part);
 
   const background: BackgroundWork[] = [
+    // Embedded mode: one server per data directory, decided before anything else starts (a
+    // second server on the same directory must not touch the first one's processes or ports).
+    ...(mode === 'embedded' ? [dataDirectoryLock(config.dataDir)] : []),
     // Cluster mode: Redis connections first (everything after may use them), closed last; then
     // the instance joins the registry (it leaves last, after statistics drained their held batches).
     ...(cluster ? [cluster.connection, cluster.membership.presence] : []),

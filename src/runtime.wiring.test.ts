@@ -70,6 +70,17 @@ describe('embedded mode wiring', () => {
     assert.deepEqual(publisher.started, [scheduleId, scheduleId]);
   });
 
+  test('a second server on the same data directory is refused before any of its modules starts (runtime: the data directory lock comes first)', async () => {
+    // The server of the test before still runs on this directory.
+    const running = opened.at(-1);
+    assert.ok(running);
+    const second = await createTestApp({ storage: { ...storage, cleanup: () => Promise.resolve() }, ids: randomIds, start: false });
+    opened.push(second);
+    await assert.rejects(second.runtime.start(), /data directory .* is in use by another running Playline server \(process \d+\); one server per data directory/);
+    assert.equal(second.runtime.mediaTools.found(), undefined, 'nothing after the lock ran: not even the look for ffmpeg');
+    assert.ok(running.runtime.mediaTools.found() !== undefined);
+  });
+
   test('the callback rate per endpoint is the whole configured rate (no cluster to share it with)', async () => {
     const t = await createTestApp({ env: { PLAYLINE_CALLBACK_RATE: '40' } });
     opened.push(t);

@@ -30,7 +30,7 @@ export interface BackupManifest {
 
 /** Not data: SQLite's side files (the backup API copies the database whole), locks, temp and probe files. */
 const SKIPPED = (name: string): boolean =>
-  name === `${SQLITE_FILE}-wal` || name === `${SQLITE_FILE}-shm` || name === `${SQLITE_FILE}-journal` || /^LOCK$|\.lock$|\.tmp$|^\.write-probe-/.test(name);
+  name === `${SQLITE_FILE}-wal` || name === `${SQLITE_FILE}-shm` || name === `${SQLITE_FILE}-journal` || /^LOCK$|\.lock$|\.pid$|\.tmp$|^\.write-probe-/.test(name);
 
 const toPosix = (path: string): string => path.split(sep).join('/');
 

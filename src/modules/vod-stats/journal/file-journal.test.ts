@@ -209,13 +209,13 @@ test('appends after close are refused', async () => {
   await assert.rejects(journal.append(batch(1)), /closed/);
 });
 
-const lockModule = fileURLToPath(new URL('./journal-lock.ts', import.meta.url));
+const lockModule = fileURLToPath(new URL('../../../platform/directory-lock.ts', import.meta.url));
 
 /** Another process that takes the journal's lock and holds it until killed. */
 const lockHolder = async () => {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '-e', `import(${JSON.stringify(lockModule)}).then(({ JournalLock }) => { JournalLock.acquire(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => undefined, 1000); })`],
+    ['--import', 'tsx', '-e', `import(${JSON.stringify(lockModule)}).then(({ DirectoryLock }) => { DirectoryLock.acquire(${JSON.stringify(dir)}); console.log('locked'); setInterval(() => undefined, 1000); })`],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   await new Promise<void>((resolve, reject) => {

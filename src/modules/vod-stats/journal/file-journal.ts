@@ -2,7 +2,7 @@ import { mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from 
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeRecord } from './journal-record.js';
-import { JournalLock, LOCK_FILE, PID_FILE } from './journal-lock.js';
+import { DirectoryLock, LOCK_FILE, PID_FILE } from '../../../platform/directory-lock.js';
 import type { EventJournal, JournalBatch, JournalUsage, ReplayResult, ReplaySink } from './journal.js';
 import { scanSegment, type DamagedRange } from './segment-scan.js';
 import { readSnapshot, sameAsWritten, snapshotFiles, snapshotName, tempSnapshotName, writeLines, type SnapshotFile } from './snapshot-files.js';
@@ -65,7 +65,7 @@ export class FileEventJournal implements EventJournal {
   private snapshotting = false;
   private snapshotBytes = 0;
   private snapshotSeq = 0;
-  private lock: JournalLock | null = null;
+  private lock: DirectoryLock | null = null;
   /** Appends and fsyncs done, for tests and metrics. */
   readonly counters = { appends: 0, fsyncs: 0 };
 
@@ -93,7 +93,7 @@ export class FileEventJournal implements EventJournal {
 
   async replay(sink: ReplaySink): Promise<ReplayResult> {
     await mkdir(this.dir, { recursive: true });
-    this.lock = JournalLock.acquire(this.dir);
+    this.lock = DirectoryLock.acquire(this.dir);
     let names = (await readdir(this.dir)).filter(isOwnFile).sort();
     for (const name of names) if (name.endsWith('.tmp')) await unlink(join(this.dir, name));
     names = names.filter((n) => !n.endsWith('.tmp'));
