@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { systemClock } from '../../platform/clock.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { livePlaylistPath } from '../managed-slicers/live-output.js';
+import { livePlaylistPath } from '../../platform/media/media-layout.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
