@@ -31,7 +31,7 @@ const readIfThere = async (file: string): Promise<string | undefined> => {
   }
 };
 
-/** Reads the windows slicers write under `<media root>/live/<owner>/<slicer id>/` (`liveDir` in the media layout). */
+/** Reads the live windows slicers write (`liveDir` in the media layout). */
 export class FileLiveLibrary implements LiveLibrary {
   constructor(private readonly root: string) {}
 
