@@ -28,6 +28,7 @@ test('a packaged asset is found with its manifest, directory and the files a ses
   assert.equal(await library.find(OWNER, 'asset-2'), undefined);
   assert.equal(await library.find(OWNER, '../x'), undefined, 'no path outside the media root');
   assert.equal(await library.find('..', 'asset-1'), undefined);
+  assert.equal(await library.find(OWNER, 'a'.repeat(65)), undefined, 'an id no writer may use is not found (never an error)');
 });
 
 test('a looked-up manifest is reused until the revalidation time, then a deletion or a rewrite shows', async () => {
