@@ -54,10 +54,10 @@ export function toPackagedAsset(owner: string, assetId: string, dir: string, man
 }
 
 /**
- * Reads the manifest of packaged assets (`assetDir` in the media layout). A manifest read once is reused and its
- * file checked again (one stat) once `revalidateMs` has passed, so a popular asset costs no file
- * read per request while a deleted or repackaged asset shows within that time. Lookups of the
- * same asset at the same moment share one read.
+ * Reads the manifests of packaged assets (`assetDir` of the media layout) through the one parser.
+ * A manifest read once is reused and its file checked again (one stat) once `revalidateMs` has
+ * passed, so a popular asset costs no file read per request while a deleted or repackaged asset
+ * shows within that time. Lookups of the same asset at the same moment share one read.
  */
 export class FileMediaLibrary implements MediaLibrary {
   private readonly entries: LRUCache<string, Entry>;
