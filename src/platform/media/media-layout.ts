@@ -45,8 +45,10 @@ export const assetDir = (root: string, owner: string, assetId: string): string =
 /** The live windows of every workspace (`<owner>/<slicer id>/` below). */
 export const liveRoot = (root: string): string => join(root, 'live');
 
+const liveInputRoot = (root: string): string => join(root, 'live-input');
+
 /** Every live window and pushed input of one workspace. */
-export const liveDirsOfOwner = (root: string, owner: string): string[] => [join(liveRoot(root), checked(owner)), join(root, 'live-input', checked(owner))];
+export const liveDirsOfOwner = (root: string, owner: string): string[] => [join(liveRoot(root), checked(owner)), join(liveInputRoot(root), checked(owner))];
 
 /** A managed slicer's rolling live HLS window (fMP4), written by its ffmpeg, served by the edge, pushed by publishing. */
 export const liveDir = (root: string, owner: string, slicerId: string): string => join(liveRoot(root), checked(owner), checked(slicerId));
@@ -57,7 +59,7 @@ export const LIVE_INDEX_FILE = 'index.m3u8';
 export const livePlaylistPath = (root: string, owner: string, slicerId: string): string => join(liveDir(root, owner, slicerId), LIVE_INDEX_FILE);
 
 /** Where `hls` push ingest lands: the encoder's playlist (`index.m3u8`) and segments, read by the slicer's ffmpeg. */
-export const liveInputDir = (root: string, owner: string, slicerId: string): string => join(root, 'live-input', checked(owner), checked(slicerId));
+export const liveInputDir = (root: string, owner: string, slicerId: string): string => join(liveInputRoot(root), checked(owner), checked(slicerId));
 
 /** Where `playline simulate` generates its clip once per media root; `version` changes with the clip's recipe. */
 export const simulatorClipDir = (root: string, version: string): string => join(root, 'simulate', checked(version));
