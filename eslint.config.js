@@ -32,6 +32,21 @@ export default tseslint.config(
     },
   },
   {
+    // The traffic simulator is a client of the server: the SDK, public types, and the media layout it writes into.
+    files: ['src/simulator/**/*.ts'],
+    ignores: ['src/simulator/**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [{ name: 'pino', allowTypeImports: true, message: 'Take the runtime logger (a log.child({ module }) in your deps), not a new pino root.' }],
+        patterns: [{
+          group: ['**/modules/**', '**/runtime.js', '**/app.js', '**/server.js', '**/platform/*', '!**/platform/media'],
+          allowTypeImports: true,
+          message: 'The simulator reaches the server only through the SDK (src/client) and public types; it writes media through src/platform/media.',
+        }],
+      }],
+    },
+  },
+  {
     files: ['eslint.config.js'],
     rules: { 'no-restricted-syntax': 'off' },
   },

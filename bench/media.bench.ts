@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { signPlaybackUrl } from '../src/modules/playback-edge/playback-token.js';
-import { assetDirOf, writeFakeAsset } from '../src/modules/playback-edge/testing/media-fixtures.js';
+import { assetDir } from '../src/platform/media/media-layout.js';
+import { writeFakeAsset } from '../src/modules/playback-edge/testing/media-fixtures.js';
 import { load, startBenchServer, type LoadResult } from './lib/http-load.js';
 import type { Benchmark, Comparison } from './lib/report.js';
 
@@ -86,7 +87,7 @@ export const mediaBenchmark: Benchmark = {
 
       const { segments } = await sessionPaths(app.url, sign('bench-segments'));
       if (segments.length !== SEGMENTS) throw new Error(`expected ${SEGMENTS} segments, got ${segments.length}`);
-      baseline = await startBenchServer(server, { BENCH_SERVER: 'static', BENCH_STATIC_ROOT: assetDirOf(mediaRoot, owner, 'bench-segments') });
+      baseline = await startBenchServer(server, { BENCH_SERVER: 'static', BENCH_STATIC_ROOT: assetDir(mediaRoot, owner, 'bench-segments') });
       const staticPaths = segments.map((p) => `/${p.split('/c/')[1]}`);
       const edgeRequests = segments.map((path) => ({ path }));
       const staticRequests = staticPaths.map((path) => ({ path }));

@@ -1,8 +1,8 @@
 import { mediaRootOf } from '../platform/media/media-root.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { playbackErrorMeaning } from '../modules/vod-stats/playback-error-codes.js';
-import { prepareSimulation, sameTotals, serverTotals, type OwnerCredentials } from '../modules/playback-edge/simulator-setup.js';
-import { TrafficSimulator, type TrafficProgress, type TrafficTotals } from '../modules/playback-edge/traffic-simulator.js';
+import { prepareSimulation, sameTotals, serverTotals, type OwnerCredentials } from '../simulator/simulator-setup.js';
+import { TrafficSimulator, type TrafficProgress, type TrafficTotals } from '../simulator/traffic-simulator.js';
 import { checkServer } from './server-reach.js';
 import { deleteWorkspaces } from './simulate-cleanup.js';
 

@@ -10,6 +10,7 @@ import { AssetApi } from './assets.js';
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
 export { signV4, encodeMsg, signatureOf } from '../platform/auth/v4-signature.js';
+export { playbackPath, playbackSignature, type ContentKind } from './playback-edge.js';
 
 /** The typed Playline SDK: one property per API area. */
 export class PlaylineClient {

@@ -5,7 +5,7 @@ import type {
 import { signPlaybackUrl, type ContentKind } from '../modules/playback-edge/playback-token.js';
 import type { ClientCore } from './client.js';
 
-export { parsePlaybackQuery, playbackSignature, signPlaybackUrl, type ContentKind, type PlaybackUrlInput } from '../modules/playback-edge/playback-token.js';
+export { parsePlaybackQuery, playbackPath, playbackSignature, signPlaybackUrl, type ContentKind, type PlaybackUrlInput } from '../modules/playback-edge/playback-token.js';
 
 interface Collection<T> {
   '@id': string;

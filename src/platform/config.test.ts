@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, settings } from './config.js';
+import { ConfigError, loadConfig, packagingLadderOf, settings } from './config.js';
+import { MAX_RENDITIONS } from './media/packaged-manifest.js';
 
 test('defaults apply when nothing is set', () => {
   const config = loadConfig({});
@@ -50,4 +51,23 @@ test('the outbound allow-list covers callbacks and publishing; its former name i
   assert.equal(former.outboundAllowlist, '10.0.0.0/8');
   assert.equal(former.callbackAllowlist, '10.0.0.0/8', 'kept, so the start can warn that it is deprecated');
   assert.equal(loadConfig({ PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_ALLOWLIST: '10.0.0.0/8' }).outboundAllowlist, '127.0.0.1/32,10.0.0.0/8');
+});
+
+test('a packaging ladder that could package an asset the playback edge refuses is refused, naming PLAYLINE_PACKAGING_LADDER', () => {
+  const ladder = (n: number) => Array.from({ length: n }, (_, i) => `${1000 + i}p`).join(',');
+  const refused = (env: Record<string, string>, flags = {}, problem: RegExp) =>
+    assert.throws(() => loadConfig(env, flags), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /^Invalid setting PLAYLINE_PACKAGING_LADDER \(--packaging-ladder\): /);
+      assert.match(err.message, problem);
+      return true;
+    });
+  refused({ PLAYLINE_PACKAGING_LADDER: ladder(MAX_RENDITIONS + 1) }, {}, /17 rungs, but a packaged asset holds at most 16 renditions/);
+  refused({}, { packagingLadder: ladder(MAX_RENDITIONS + 1) }, /17 rungs/);
+  refused({ PLAYLINE_PACKAGING_LADDER: '720p,360p,720p' }, {}, /720p is named twice/);
+  refused({ PLAYLINE_PACKAGING_LADDER: '720p,0720p' }, {}, /720p is named twice/);
+  refused({ PLAYLINE_PACKAGING_LADDER: '000p' }, {}, /000p is not a picture height/);
+  assert.deepEqual(packagingLadderOf(loadConfig({ PLAYLINE_PACKAGING_LADDER: ladder(MAX_RENDITIONS) })).length, MAX_RENDITIONS);
+  assert.deepEqual(packagingLadderOf(loadConfig({ PLAYLINE_PACKAGING_LADDER: ' 360p, 1080p,720p' })), [1080, 720, 360], 'highest first');
+  assert.deepEqual(packagingLadderOf(loadConfig({})), [1080, 720, 360]);
 });

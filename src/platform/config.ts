@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { MAX_RENDITIONS } from './media/packaged-manifest.js';
 
 /**
  * Every setting of Playline, described once. Each property carries the environment variable
@@ -76,7 +77,7 @@ export const ConfigSchema = Type.Object({
   ffmpegPath: setting(Type.String({ minLength: 1, default: 'ffmpeg' }), 'PLAYLINE_FFMPEG_PATH', '--ffmpeg-path', 'The ffmpeg executable (a name looked up in PATH, or a path); without it the media routes answer 503 media_tools_missing'),
   ffprobePath: setting(Type.String({ minLength: 1, default: 'ffprobe' }), 'PLAYLINE_FFPROBE_PATH', '--ffprobe-path', 'The ffprobe executable (a name looked up in PATH, or a path); without it the media routes answer 503 media_tools_missing'),
   maxUploadBytes: setting(Type.Integer({ minimum: 1, maximum: 1099511627776, default: 4294967296 }), 'PLAYLINE_MAX_UPLOAD_BYTES', '--max-upload-bytes', 'Largest media upload accepted, in bytes (413 beyond; the partial file is removed)'),
-  packagingLadder: setting(Type.String({ pattern: '^\\s*[0-9]{3,4}p\\s*(,\\s*[0-9]{3,4}p\\s*)*$', default: '1080p,720p,360p' }), 'PLAYLINE_PACKAGING_LADDER', '--packaging-ladder', 'HLS renditions packaged per asset, by picture height (the short side): those at or below the source; a source below every rung gets one rendition at its own size'),
+  packagingLadder: setting(Type.String({ pattern: '^\\s*[0-9]{3,4}p\\s*(,\\s*[0-9]{3,4}p\\s*)*$', default: '1080p,720p,360p' }), 'PLAYLINE_PACKAGING_LADDER', '--packaging-ladder', `HLS renditions packaged per asset, by picture height (the short side): those at or below the source; a source below every rung gets one rendition at its own size; at most ${MAX_RENDITIONS} rungs, each named once`),
   packagingConcurrency: setting(Type.Integer({ minimum: 1, maximum: 64, default: 1 }), 'PLAYLINE_PACKAGING_CONCURRENCY', '--packaging-concurrency', 'Packaging jobs (ffmpeg runs, CPU bound) at once per instance'),
   packagingPreset: setting(
     Type.Union(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow'].map((p) => Type.Literal(p)), { default: 'veryfast' }),
@@ -144,7 +145,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
   // The former name of the outbound allow-list still works: its entries join the new one's.
   const former = converted.callbackAllowlist as string;
   if (former.trim() !== '') converted.outboundAllowlist = [converted.outboundAllowlist as string, former].filter((list) => list.trim() !== '').join(',');
-  return converted as Config;
+  const config = converted as Config;
+  packagingLadderOf(config);
+  return config;
 }
 
 /**
@@ -159,3 +162,24 @@ export const deploymentModeOf = (config: Pick<Config, 'redisUrl'>): DeploymentMo
 
 export const listSetting = (value: string): string[] =>
   value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+
+/**
+ * PLAYLINE_PACKAGING_LADDER as rung heights, highest first. A ladder that could package an asset
+ * the playback edge refuses throws a ConfigError naming the setting: more rungs than a packaged
+ * manifest holds (MAX_RENDITIONS), or one rung twice (two renditions of one name).
+ */
+export function packagingLadderOf(config: Pick<Config, 'packagingLadder'>): number[] {
+  const refuse = (problem: string) =>
+    new ConfigError(`Invalid setting PLAYLINE_PACKAGING_LADDER (--packaging-ladder): ${problem}; got ${JSON.stringify(config.packagingLadder)}.`);
+  const names = listSetting(config.packagingLadder);
+  if (names.length === 0) throw refuse('no rung');
+  if (names.length > MAX_RENDITIONS) throw refuse(`${names.length} rungs, but a packaged asset holds at most ${MAX_RENDITIONS} renditions`);
+  const rungs = names.map((name) => {
+    const height = /^[0-9]{3,4}p$/.test(name) ? Number.parseInt(name, 10) : 0;
+    if (height <= 0) throw refuse(`${name} is not a picture height such as 720p`);
+    return height;
+  });
+  const twice = rungs.find((r, i) => rungs.indexOf(r) !== i);
+  if (twice !== undefined) throw refuse(`${twice}p is named twice (one rendition per rung)`);
+  return rungs.sort((a, b) => b - a);
+}

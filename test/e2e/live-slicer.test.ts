@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
 import type { ManagedSlicerTaskView, ManagedSlicerView } from '../../src/modules/managed-slicers/managed-slicers.schema.js';
-import { liveOutputDir } from '../../src/modules/managed-slicers/live-output.js';
+import { liveDir } from '../../src/platform/media/media-layout.js';
 import { signPlaybackUrl } from '../../src/modules/playback-edge/playback-token.js';
 import { eventually } from '../helpers/eventually.js';
 import { freePort, receiverListening, startReceiver, videoSeconds } from '../helpers/media-receiver.js';
@@ -141,7 +141,7 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
     const waiting = await waitForLive('waiting_for_source');
     assert.equal(waiting.state, 'running');
     assert.match(waiting.ingest_url ?? '', new RegExp(`^srt://127\\.0\\.0\\.1:${PORT_BASE}$`));
-    outputDir = liveOutputDir(join(dataDir, 'media'), owner, slicer.id);
+    outputDir = liveDir(join(dataDir, 'media'), owner, slicer.id);
 
     push(waiting.ingest_url as string);
     const live = await waitForLive('live');

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PlaylineClient } from '../../src/client/index.js';
 import { packageWithFfmpeg } from '../../src/modules/playback-edge/testing/media-fixtures.js';
-import { createSimulatedWorkspace, sameTotals, serverTotals } from '../../src/modules/playback-edge/simulator-setup.js';
-import type { TrafficTotals } from '../../src/modules/playback-edge/traffic-simulator.js';
+import { createSimulatedWorkspace, sameTotals, serverTotals } from '../../src/simulator/simulator-setup.js';
+import type { TrafficTotals } from '../../src/simulator/traffic-simulator.js';
 import { startServerProcess } from '../helpers/server-process.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

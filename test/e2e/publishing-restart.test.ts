@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { PlaylineClient } from '../../src/client/index.js';
-import { livePlaylistPath } from '../../src/modules/managed-slicers/live-output.js';
+import { livePlaylistPath } from '../../src/platform/media/media-layout.js';
 import { eventually } from '../helpers/eventually.js';
 import { mediaToolsSkip } from '../helpers/media.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';

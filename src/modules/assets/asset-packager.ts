@@ -4,7 +4,8 @@ import { FfmpegProgressParser, percentOf } from '../../platform/media/ffmpeg-pro
 import { failureLine, runMediaProcess } from '../../platform/media/media-process.js';
 import type { MediaToolPaths } from '../../platform/media/media-tools.js';
 import { writeProcessMarker } from '../../platform/media/process-marker.js';
-import { POSTER_FILE, buildManifest, writeManifest, type PackagedManifest } from './packaged-manifest.js';
+import { POSTER_FILE, writeManifest } from '../../platform/media/packaged-manifest.js';
+import { buildManifest } from './packaging-output.js';
 import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs } from './packaging-plan.js';
 
 /** One packaging run of one asset. */
@@ -21,8 +22,9 @@ export interface PackagingJob {
   onProgress(percent: number): void;
 }
 
+/** `packaged`: the work directory holds the asset, manifest.json included (the runner reads it back before the asset is ready). */
 export type PackagingOutcome =
-  | { kind: 'packaged'; manifest: PackagedManifest }
+  | { kind: 'packaged' }
   | { kind: 'failed'; reason: string }
   | { kind: 'aborted' };
 
@@ -93,13 +95,11 @@ export class FfmpegPackager implements AssetPackager {
     if (poster.aborted) return { kind: 'aborted' };
     if (poster.exitCode !== 0) return { kind: 'failed', reason: `Could not take a poster frame: ${hide(failureLine(poster))}` };
 
-    let manifest: PackagedManifest;
     try {
-      manifest = await buildManifest(job.workDir, plan, SEGMENT_S);
+      await writeManifest(job.workDir, await buildManifest(job.workDir, plan, SEGMENT_S));
     } catch (err) {
       return { kind: 'failed', reason: `Packaging produced an incomplete output: ${hide((err as Error).message)}` };
     }
-    await writeManifest(job.workDir, manifest);
-    return { kind: 'packaged', manifest };
+    return { kind: 'packaged' };
   }
 }

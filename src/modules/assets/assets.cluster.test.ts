@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
+import { assetDir } from '../../platform/media/media-layout.js';
 
 const skip = (await clusterPairProblem()) || (await mediaToolsSkip());
 
@@ -27,13 +28,13 @@ describe('asset library in cluster mode (two instances, one PostgreSQL, one medi
     const uploaded = await pair.a.client.assets.upload(clip, { title: 'shared' });
     const ready = await onB.assets.waitUntilPackaged(uploaded.id, { intervalMs: 20 });
     assert.equal(ready.state, 'ready', JSON.stringify(ready));
-    assert.equal(pair.a.runtime.assets.library.root, pair.b.runtime.assets.library.root);
-    assert.ok(existsSync(join(scratch, 'media', 'assets', pair.a.workspace.id, uploaded.id, 'manifest.json')));
+    assert.equal(pair.a.runtime.assets.files.root, pair.b.runtime.assets.files.root);
+    assert.ok(existsSync(join(assetDir(join(scratch, 'media'), pair.a.workspace.id, uploaded.id), 'manifest.json')));
     const poster = await onB.core.send('GET', ready.poster ?? '');
     assert.equal(poster.status, 200);
     const deleted = await onB.assets.delete(uploaded.id);
     assert.equal(deleted.message, 'Deleted');
-    assert.equal(existsSync(join(scratch, 'media', 'assets', pair.a.workspace.id, uploaded.id)), false);
+    assert.equal(existsSync(assetDir(join(scratch, 'media'), pair.a.workspace.id, uploaded.id)), false);
     assert.equal((await pair.a.client.core.send('GET', `/api/v4/assets/${uploaded.id}`)).status, 404);
   });
 });

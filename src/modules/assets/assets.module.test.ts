@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { playline } from '../../../test/helpers/cli.js';
 import { openSqliteForTest, type TestStorage } from '../../../test/helpers/engines.js';
 import { FakeClock } from '../../platform/clock.js';
 import { ConfigError, loadConfig } from '../../platform/config.js';
@@ -19,9 +20,9 @@ describe('asset library start-up', () => {
   });
   after(() => s.cleanup());
 
-  const assetsWith = (mode: 'embedded' | 'cluster', tools: MediaTools, env: Record<string, string> = {}) =>
+  const assetsWith = (mode: 'embedded' | 'cluster', tools: MediaTools, env: Record<string, string> = {}, config = loadConfig({ PLAYLINE_DATA_DIR: s.dataDir, ...env })) =>
     createAssets({
-      config: loadConfig({ PLAYLINE_DATA_DIR: s.dataDir, ...env }),
+      config,
       mode,
       clock: new FakeClock(),
       ids: sequentialIds(),
@@ -44,7 +45,7 @@ describe('asset library start-up', () => {
   test('cluster mode starts with a shared media directory; without ffmpeg it needs none', async () => {
     const shared = assetsWith('cluster', found, { PLAYLINE_MEDIA_DIR: `${s.dataDir}/shared-media` });
     await shared.work.start();
-    assert.equal(shared.library.root, `${s.dataDir}/shared-media`);
+    assert.equal(shared.files.root, `${s.dataDir}/shared-media`);
     assert.equal(shared.tools()?.available, true);
     await shared.work.stop();
 
@@ -59,8 +60,28 @@ describe('asset library start-up', () => {
     const assets = assetsWith('embedded', found);
     assert.throws(() => assets.service.assertAvailable(), /still being looked for/, 'unavailable until start-up looked');
     await assets.work.start();
-    assert.equal(assets.library.root, `${s.dataDir}/media`);
+    assert.equal(assets.files.root, `${s.dataDir}/media`);
     assert.doesNotThrow(() => assets.service.assertAvailable());
     await assets.work.stop();
+  });
+
+  // 17 rungs: one rendition more than a packaged manifest holds (finding F1).
+  const seventeen = Array.from({ length: 17 }, (_, i) => `${1000 + i}p`).join(',');
+
+  test('a ladder the manifest cannot hold is refused as the runtime is created, before any start, naming the setting', () => {
+    // A configuration built without loadConfig (its check passed by) is refused all the same.
+    const config = { ...loadConfig({ PLAYLINE_DATA_DIR: s.dataDir }), packagingLadder: seventeen };
+    assert.throws(() => assetsWith('embedded', found, {}, config), (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /PLAYLINE_PACKAGING_LADDER \(--packaging-ladder\): 17 rungs, but a packaged asset holds at most 16 renditions/);
+      return true;
+    });
+  });
+
+  test('playline serve with such a ladder exits at once with a message naming it, before it listens', async () => {
+    const result = await playline(['serve', '--port', '0', '--data-dir', s.dataDir], { PLAYLINE_PACKAGING_LADDER: seventeen }, { timeoutMs: 30_000 });
+    assert.equal(result.status, 1, result.stderr);
+    assert.match(result.stderr, /^playline: Invalid setting PLAYLINE_PACKAGING_LADDER \(--packaging-ladder\): 17 rungs/m);
+    assert.doesNotMatch(result.stdout, /listening/i);
   });
 });

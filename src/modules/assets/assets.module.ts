@@ -1,20 +1,19 @@
 import { hostname } from 'node:os';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
-import { ConfigError, type Config, type DeploymentMode } from '../../platform/config.js';
+import { ConfigError, packagingLadderOf, type Config, type DeploymentMode } from '../../platform/config.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
+import { AssetFiles } from './asset-files.js';
 import { FfmpegPackager, type AssetPackager } from './asset-packager.js';
 import { registerAssetMetrics } from './assets.metrics.js';
 import { AssetRepository, deleteWorkspaceAssets } from './assets.repository.js';
 import { assetRoutes } from './assets.routes.js';
 import { AssetService } from './assets.service.js';
-import { MediaLibrary } from './media-library.js';
-import { parseLadder } from './packaging-plan.js';
 import { PackagingRunner } from './packaging-runner.js';
 import type { RunnerLog } from '../../platform/leased-work.js';
 
@@ -36,7 +35,7 @@ export interface AssetsDeps {
 export interface Assets {
   service: AssetService;
   runner: PackagingRunner;
-  library: MediaLibrary;
+  files: AssetFiles;
   /** ffmpeg and ffprobe as found at start-up; undefined before. */
   tools(): MediaTools | undefined;
   /** Prepares the media directory and starts packaging once the media tools were found; stops it. */
@@ -52,7 +51,9 @@ export function createAssets(deps: AssetsDeps): Assets {
   const { config, clock, ids, storage } = deps;
   const embedded = deps.mode === 'embedded';
   const { log } = deps;
-  const library = new MediaLibrary(mediaRootOf(config));
+  // Checked now, as the runtime is created: a ladder that would package unplayable assets stops the server before it listens.
+  const ladder = packagingLadderOf(config);
+  const files = new AssetFiles(mediaRootOf(config));
   const repository = new AssetRepository(storage.db);
   let tools: MediaTools | undefined;
   let packager: AssetPackager | undefined = deps.packager;
@@ -66,7 +67,7 @@ export function createAssets(deps: AssetsDeps): Assets {
         return packager.package(job);
       },
     },
-    files: library,
+    files,
     clock,
     log,
     ownerId: `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`,
@@ -79,7 +80,7 @@ export function createAssets(deps: AssetsDeps): Assets {
     leaseMs: config.packagingLeaseMs,
     onFailed: () => metrics.failed(),
   });
-  const service = new AssetService({ store: repository, files: library, clock, ids, tools: () => tools, runner });
+  const service = new AssetService({ store: repository, files, clock, ids, tools: () => tools, runner });
 
   const start = async (): Promise<void> => {
     const found = deps.mediaTools();
@@ -94,12 +95,12 @@ export function createAssets(deps: AssetsDeps): Assets {
           '(uploads are received by one instance and packaged or played by any). Set it to a shared mount, or remove ffmpeg to run without the asset library.',
       );
     }
-    await library.prepare();
-    const swept = await library.sweepUploads(clock.now(), embedded ? 'all' : STALE_UPLOAD_MS);
+    await files.prepare();
+    const swept = await files.sweepUploads(clock.now(), embedded ? 'all' : STALE_UPLOAD_MS);
     if (swept > 0) log.warn({ uploads: swept }, 'removed uploads cut off by an earlier shutdown');
-    packager ??= new FfmpegPackager({ tools: found, ladder: parseLadder(config.packagingLadder), preset: config.packagingPreset });
+    packager ??= new FfmpegPackager({ tools: found, ladder, preset: config.packagingPreset });
     tools = found;
-    log.info({ mediaDir: library.root }, 'the asset library is available');
+    log.info({ mediaDir: files.root }, 'the asset library is available');
     await runner.start();
   };
 
@@ -107,7 +108,7 @@ export function createAssets(deps: AssetsDeps): Assets {
   return {
     service,
     runner,
-    library,
+    files,
     tools: () => tools,
     work,
     parts: {

@@ -4,12 +4,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { Value } from '@sinclair/typebox/value';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { PlaylineApiError } from '../../client/index.js';
 import { FakeClock } from '../../platform/clock.js';
+import { assetDir, assetLibraryDirs } from '../../platform/media/media-layout.js';
+import { readPackagedManifest } from '../../platform/media/packaged-manifest.js';
 import type { AssetView } from './assets.schema.js';
-import { PackagedManifestSchema } from './packaged-manifest.js';
 import { codecsOfSegment, makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
 
 const skip = await mediaToolsSkip();
@@ -40,7 +40,7 @@ describe('asset routes', { skip }, () => {
     clip = await makeClip(scratch, 'clip.mp4', { seconds: 5 });
     short = await makeClip(scratch, 'short.mp4', { seconds: 1, width: 160, height: 90 });
     t = await createTestApp({ clock, env: { PLAYLINE_PACKAGING_LADDER: '180p,144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast' } });
-    media = t.runtime.assets.library.root;
+    media = t.runtime.assets.files.root;
   });
   after(async () => {
     await t.close();
@@ -70,17 +70,16 @@ describe('asset routes', { skip }, () => {
     assert.ok(ready.renditions.every((r) => r.bandwidth > 0));
     assert.equal(ready.poster, `${ASSETS}/${created.id}/poster.jpg`);
 
-    const dir = join(media, 'assets', t.workspace.id, created.id);
-    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as unknown;
-    assert.ok(Value.Check(PackagedManifestSchema, manifest));
+    const dir = assetDir(media, t.workspace.id, created.id);
+    await readPackagedManifest(dir);
     assert.deepEqual(filesUnder(dir), [
       '144p/init.mp4', '144p/playlist.m3u8', '144p/seg_00000.m4s', '144p/seg_00001.m4s',
       '180p/init.mp4', '180p/playlist.m3u8', '180p/seg_00000.m4s', '180p/seg_00001.m4s',
       'manifest.json', 'poster.jpg',
     ]);
     assert.deepEqual(await codecsOfSegment(join(dir, '180p/init.mp4'), join(dir, '180p/seg_00000.m4s'), scratch), ['aac', 'h264']);
-    await eventually(() => filesUnder(join(media, 'sources')).length === 0, 'the upload is gone once packaged');
-    assert.deepEqual(filesUnder(join(media, 'uploads')), []);
+    await eventually(() => filesUnder(assetLibraryDirs(media).sources).length === 0, 'the upload is gone once packaged');
+    assert.deepEqual(filesUnder(assetLibraryDirs(media).uploads), []);
 
     const poster = await t.client.core.send('GET', ready.poster ?? '');
     assert.equal(poster.status, 200);
@@ -104,8 +103,9 @@ describe('asset routes', { skip }, () => {
     assert.equal(failed.state, 'failed');
     assert.equal(failed.failure_reason, 'Not a media file that can be read (Invalid data found when processing input)');
     assert.equal(failed.poster, null);
-    for (const dir of ['uploads', 'sources', 'work']) await eventually(() => filesUnder(join(media, dir)).length === 0, `${dir} is empty`);
-    assert.equal(existsSync(join(media, 'assets', t.workspace.id, asset.id)), false);
+    const { uploads, sources, work } = assetLibraryDirs(media);
+    for (const dir of [uploads, sources, work]) await eventually(() => filesUnder(dir).length === 0, `${dir} is empty`);
+    assert.equal(existsSync(assetDir(media, t.workspace.id, asset.id)), false);
     await t.client.assets.delete(asset.id);
   });
 
@@ -151,7 +151,7 @@ describe('asset routes', { skip }, () => {
     const patch = await t.client.core.send('PATCH', `${ASSETS}/${media2.id}`, { body: { title: 'ok', state: 'ready' } });
     assert.equal(patch.status, 400);
     await t.client.assets.delete(media2.id);
-    assert.deepEqual(filesUnder(join(media, 'uploads')), [], 'refused uploads leave no file');
+    assert.deepEqual(filesUnder(assetLibraryDirs(media).uploads), [], 'refused uploads leave no file');
     assert.equal((await t.client.assets.list()).page.total_items, 0, 'and no asset');
   });
 
@@ -227,7 +227,7 @@ describe('asset routes with limits and without media tools', () => {
       // Without a Content-Length (chunked), the count stops it.
       const streamed = await t.client.core.send('POST', ASSETS, { body: Readable.from([Buffer.alloc(600, 1), Buffer.alloc(600, 2)]), contentType: 'video/mp4' });
       assert.equal(streamed.status, 413);
-      assert.deepEqual(filesUnder(join(t.runtime.assets.library.root, 'uploads')), []);
+      assert.deepEqual(filesUnder(assetLibraryDirs(t.runtime.assets.files.root).uploads), []);
       assert.equal((await t.client.assets.list()).page.total_items, 0);
     } finally {
       await t.close();

@@ -6,12 +6,12 @@ import type { IdGenerator } from '../../platform/ids.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { AssetState } from './assets.schema.js';
 import type { AssetCursor, AssetRecord, AssetStore } from './asset-store.js';
-import type { MediaLibrary } from './media-library.js';
+import type { AssetFiles } from './asset-files.js';
 import type { ReceivedFile } from '../../platform/http/body-file.js';
 
 export interface AssetServiceDeps {
   store: AssetStore;
-  files: MediaLibrary;
+  files: AssetFiles;
   clock: Clock;
   ids: IdGenerator;
   /** The media tools as found at start-up (undefined until then). */

@@ -1,14 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
-import { describeSource, packagingArgs, parseLadder, planRenditions, type SourceMedia } from './packaging-plan.js';
+import { MAX_RENDITIONS } from '../../platform/media/packaged-manifest.js';
+import { describeSource, packagingArgs, planRenditions, type SourceMedia } from './packaging-plan.js';
 
 const video = (extra: Partial<ProbedStream> = {}): ProbedStream => ({ index: 0, codec_type: 'video', codec_name: 'h264', width: 1920, height: 1080, avg_frame_rate: '30000/1001', ...extra });
 const media = (streams: ProbedStream[], duration = '12.5'): ProbedMedia => ({ streams, format: { duration } });
 const source = (extra: Partial<SourceMedia> = {}): SourceMedia => ({ width: 1920, height: 1080, fps: '30/1', fpsValue: 30, durationS: 10, hasAudio: true, interlaced: false, ...extra });
 
-test('the ladder setting: distinct rungs, highest first', () => {
-  assert.deepEqual(parseLadder('360p, 1080p,720p,720p'), [1080, 720, 360]);
+test('a plan always fits a packaged manifest: each rung once, highest first, at most MAX_RENDITIONS (the highest)', () => {
+  const ladder = [...Array.from({ length: MAX_RENDITIONS + 4 }, (_, i) => 1000 - i * 10), 360, 990];
+  const plan = planRenditions(ladder, source());
+  assert.equal(plan.length, MAX_RENDITIONS);
+  assert.deepEqual(plan.map((r) => r.height), Array.from({ length: MAX_RENDITIONS }, (_, i) => 1000 - i * 10));
+  assert.deepEqual(planRenditions([360, 720, 720], source()).map((r) => r.name), ['720p', '360p']);
 });
 
 test('renditions at or below the source, never upscaled; a small source keeps its own size', () => {
@@ -55,6 +60,9 @@ test('describeSource refuses what cannot be packaged, saying why', () => {
   assert.match(reason(media([video({ width: 0 })])), /no picture size/);
   assert.match(reason(media([video({ width: 16384, height: 16384 })])), /at most 8192/);
   assert.match(reason(media([video()], 'N/A')), /no duration/);
+  // 200,000 segments of 4 s: a longer source would break the manifest's segment bound.
+  assert.equal(reason(media([video()], '800000')), 'ok');
+  assert.equal(reason(media([video()], '800004')), 'The video is longer than 222 hours, the most that can be packaged');
 });
 
 test('one ffmpeg run: forced keyframes every 4 s, fixed GOP, fMP4 HLS per rendition, a silent track when needed', () => {

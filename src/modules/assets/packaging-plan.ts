@@ -1,10 +1,14 @@
 import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
+import { MAX_RENDITIONS, MAX_SEGMENTS } from '../../platform/media/packaged-manifest.js';
 
 /** Every packaged asset is cut in segments of this length (seconds), keyframes aligned on them. */
 export const SEGMENT_S = 4;
 
 /** The largest picture side accepted (a bigger one is most likely a decoding bomb). */
 const MAX_SIDE = 8192;
+
+/** The longest source packaged: more would cut more segments than a packaged manifest holds. */
+const MAX_DURATION_S = MAX_SEGMENTS * SEGMENT_S;
 
 /** The source as packaging needs it: displayed size (after rotation and pixel aspect), frame rate, audio. */
 export interface SourceMedia {
@@ -27,12 +31,6 @@ export interface RenditionPlan {
 }
 
 export type SourceCheck = { ok: true; source: SourceMedia } | { ok: false; reason: string };
-
-/** `1080p,720p,360p` -> [1080, 720, 360]: distinct, highest first. */
-export function parseLadder(setting: string): number[] {
-  const rungs = setting.split(',').map((r) => Number.parseInt(r.trim(), 10)).filter((r) => Number.isFinite(r) && r > 0);
-  return [...new Set(rungs)].sort((a, b) => b - a);
-}
 
 const rational = (value: string | undefined): { num: number; den: number } | undefined => {
   const [num, den] = (value ?? '').split('/').map(Number);
@@ -64,6 +62,7 @@ export function describeSource(media: ProbedMedia): SourceCheck {
 
   const durationS = Number(media.format.duration ?? video.duration);
   if (!Number.isFinite(durationS) || durationS <= 0) return { ok: false, reason: 'The file has no duration (an unfinished recording or a still image)' };
+  if (durationS > MAX_DURATION_S) return { ok: false, reason: `The video is longer than ${Math.floor(MAX_DURATION_S / 3600)} hours, the most that can be packaged` };
 
   // A variable or unknown frame rate is packaged at a constant one: 30 fps unless the source says otherwise, 60 at most.
   const rate = rational(video.avg_frame_rate) ?? rational(video.r_frame_rate);
@@ -87,14 +86,15 @@ const even = (value: number) => Math.max(2, Math.round(value / 2) * 2);
 /**
  * The renditions of one source: the ladder's rungs at or below its short side (a rung names
  * the short side, so a portrait 1080p is 1080 wide), never upscaled; a source smaller than
- * every rung gets one rendition at its own size. Video bit rate follows pixels per second
- * (0.08 bit per pixel, at least 100 kbit/s).
+ * every rung gets one rendition at its own size. Highest first, each rung once and at most
+ * MAX_RENDITIONS of them (the highest), so the plan always fits a packaged manifest. Video bit
+ * rate follows pixels per second (0.08 bit per pixel, at least 100 kbit/s).
  */
 export function planRenditions(ladder: readonly number[], source: SourceMedia): RenditionPlan[] {
   const portrait = source.height > source.width;
   const short = portrait ? source.width : source.height;
   const long = portrait ? source.height : source.width;
-  let rungs = ladder.filter((r) => r <= short);
+  let rungs = [...new Set(ladder)].filter((r) => r > 0 && r <= short).sort((a, b) => b - a).slice(0, MAX_RENDITIONS);
   if (rungs.length === 0) rungs = [Math.max(2, short - (short % 2))];
   return rungs.map((rung) => {
     const shortSide = even(rung);

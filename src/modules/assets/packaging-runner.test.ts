@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openSqliteForTest, type TestStorage } from '../../../test/helpers/engines.js';
 import { FakeClock } from '../../platform/clock.js';
+import { assetWorkDir } from '../../platform/media/media-layout.js';
+import { MAX_RENDITIONS, writeManifest, type PackagedManifest, type PackagedRendition } from '../../platform/media/packaged-manifest.js';
+import { AssetFiles } from './asset-files.js';
 import type { AssetPackager, PackagingJob, PackagingOutcome } from './asset-packager.js';
+import type { LeaseFence, PackagedResult } from './asset-store.js';
 import { AssetRepository } from './assets.repository.js';
-import { MediaLibrary } from './media-library.js';
-import type { PackagedManifest } from './packaged-manifest.js';
 import { PackagingRunner } from './packaging-runner.js';
 
 const LEASE = 30_000;
@@ -45,26 +47,34 @@ class ManualPackager implements AssetPackager {
   }
 }
 
-const manifest: PackagedManifest = {
-  version: 1,
-  duration_s: 8,
-  segment_s: 4,
-  poster: 'poster.jpg',
-  renditions: [{ name: '180p', width: 320, height: 180, bandwidth: 300_000, average_bandwidth: 250_000, codecs: 'avc1.64000d,mp4a.40.2', playlist: '180p/playlist.m3u8', init: '180p/init.mp4', segments: [] }],
-};
+const rendition = (name: string, height: number): PackagedRendition => ({
+  name, width: Math.round((height * 16) / 9), height, bandwidth: 300_000, average_bandwidth: 250_000, codecs: 'avc1.64000d,mp4a.40.2',
+  playlist: `${name}/playlist.m3u8`, init: `${name}/init.mp4`, segments: [0, 1].map((i) => ({ uri: `${name}/seg_0000${i}.m4s`, duration_s: 4, bytes: 7 })),
+});
+
+const manifest: PackagedManifest = { version: 1, duration_s: 8, segment_s: 4, poster: 'poster.jpg', renditions: [{ ...rendition('180p', 180), width: 320 }] };
+
+/** The repository, noting every asset it is asked to make ready. */
+class WatchedRepository extends AssetRepository {
+  readonly madeReady: string[] = [];
+  override finishReady(assetId: string, fence: LeaseFence, result: PackagedResult, now: number): Promise<boolean> {
+    this.madeReady.push(assetId);
+    return super.finishReady(assetId, fence, result, now);
+  }
+}
 
 describe('packaging runner', () => {
   let s: TestStorage;
-  let repo: AssetRepository;
-  let files: MediaLibrary;
+  let repo: WatchedRepository;
+  let files: AssetFiles;
   let clock: FakeClock;
   let n = 0;
   const runners: PackagingRunner[] = [];
 
   before(async () => {
     s = await openSqliteForTest();
-    repo = new AssetRepository(s.storage.db);
-    files = new MediaLibrary(join(s.dataDir, 'media'));
+    repo = new WatchedRepository(s.storage.db);
+    files = new AssetFiles(join(s.dataDir, 'media'));
     await files.prepare();
     await s.storage.db.insertInto('workspaces').values({ id: WS, name: 'W', created_at: 0 }).execute();
   });
@@ -115,8 +125,8 @@ describe('packaging runner', () => {
     const call = packager.calls[0];
     assert.ok(call);
     await mkdir(join(call.job.workDir, '180p'));
-    await writeFile(join(call.job.workDir, 'manifest.json'), JSON.stringify(manifest));
-    call.settle({ kind: 'packaged', manifest });
+    await writeManifest(call.job.workDir, manifest);
+    call.settle({ kind: 'packaged' });
 
     await eventually(async () => (await state(first)) === 'ready', 'the first ready');
     const ready = await repo.find(WS, first);
@@ -124,7 +134,7 @@ describe('packaging runner', () => {
     assert.deepEqual(ready?.renditions, [{ name: '180p', width: 320, height: 180, bandwidth: 300_000 }]);
     assert.deepEqual(readdirSync(files.assetDir(WS, first)).sort(), ['180p', 'manifest.json', 'partial.m4s']);
     await eventually(async () => !(await files.hasSource(WS, first)), 'the upload removed once ready');
-    assert.equal(existsSync(join(files.root, 'work', WS, first)), false);
+    assert.equal(existsSync(assetWorkDir(files.root, WS, first)), false);
     await eventually(() => packager.calls.length === 2, 'then the second');
     assert.equal(packager.calls[1]?.job.assetId, second);
   });
@@ -142,8 +152,42 @@ describe('packaging runner', () => {
     assert.equal((await repo.find(WS, id))?.failureReason, 'The file has no video stream');
     await eventually(() => r.runningCount() === 0, 'cleaned up');
     assert.equal(await files.hasSource(WS, id), false);
-    assert.equal(existsSync(join(files.root, 'work', WS, id)), false);
+    assert.equal(existsSync(assetWorkDir(files.root, WS, id)), false);
     assert.equal(existsSync(files.assetDir(WS, id)), false);
+  });
+
+  test('an asset whose manifest the edge would refuse ends failed with the reason, never ready, and keeps nothing on disk', async () => {
+    const packager = new ManualPackager();
+    let failures = 0;
+    const r = runner(packager, { failed: () => failures++ });
+    await r.start();
+    // What each packaging leaves in its work directory before it says "packaged".
+    const outputs: Array<[string, (dir: string) => Promise<void>, RegExp]> = [
+      // One rung more than a manifest holds (finding F1: a 17-rung ladder).
+      ['17 renditions', (dir) => writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...manifest, renditions: Array.from({ length: MAX_RENDITIONS + 1 }, (_, i) => rendition(`r${i}`, 1000 - i)) })),
+        /^Packaging produced an asset that cannot be played \(manifest\.json breaks the packaged layout at \/renditions: .*16/],
+      ['a rendition named twice', (dir) => writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...manifest, renditions: [rendition('180p', 180), rendition('180p', 180)] })),
+        /\(manifest\.json names a rendition twice\)$/],
+      ['a path out of the asset', (dir) => writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...manifest, renditions: [{ ...rendition('180p', 180), init: '../init.mp4' }] })),
+        /at \/renditions\/0\/init: /],
+      ['no manifest', () => Promise.resolve(), /\(manifest\.json is missing\)$/],
+    ];
+    for (const [what, write, reason] of outputs) {
+      const id = await upload();
+      r.notify();
+      await eventually(() => packager.calls.some((c) => c.job.assetId === id), `${what}: running`);
+      const call = packager.calls.find((c) => c.job.assetId === id);
+      assert.ok(call);
+      await write(call.job.workDir);
+      call.settle({ kind: 'packaged' });
+      await eventually(async () => (await state(id)) === 'failed', `${what}: failed`);
+      assert.match((await repo.find(WS, id))?.failureReason ?? '', reason, what);
+      assert.equal(repo.madeReady.includes(id), false, `${what}: never made ready`);
+      await eventually(() => r.runningCount() === 0, `${what}: cleaned up`);
+      assert.equal(existsSync(files.assetDir(WS, id)), false, `${what}: not published`);
+      assert.equal(await files.hasSource(WS, id), false);
+    }
+    assert.equal(failures, outputs.length);
   });
 
   test('deleting a running asset stops its packaging and removes its files', async () => {
@@ -157,7 +201,7 @@ describe('packaging runner', () => {
     assert.equal(packager.calls[0]?.job.signal.aborted, true);
     assert.equal(r.runningCount(), 0);
     assert.equal(await files.hasSource(WS, id), false);
-    assert.equal(existsSync(join(files.root, 'work', WS, id)), false);
+    assert.equal(existsSync(assetWorkDir(files.root, WS, id)), false);
   });
 
   test('a graceful stop gives the job back; the next start packages it again from scratch', async () => {
@@ -192,7 +236,8 @@ describe('packaging runner', () => {
     assert.equal(existsSync(leftover), false, 'the interrupted attempt\'s output is gone');
     assert.deepEqual(packager.calls[0]?.startedWith, []);
     await mkdir(join(packager.calls[0]?.job.workDir ?? '', '180p'));
-    packager.calls[0]?.settle({ kind: 'packaged', manifest });
+    await writeManifest(packager.calls[0]?.job.workDir ?? '', manifest);
+    packager.calls[0]?.settle({ kind: 'packaged' });
     await eventually(async () => (await state(id)) === 'ready', 'ready after the restart');
     crashed.calls[0]?.settle({ kind: 'aborted' });
   });
@@ -231,6 +276,6 @@ describe('packaging runner', () => {
     clock.advance(LEASE / 3);
     await eventually(() => r.runningCount() === 0, 'stopped');
     await eventually(async () => !(await files.hasSource(WS, deleted)), 'files removed');
-    assert.equal(existsSync(join(files.root, 'work', WS, deleted)), false);
+    assert.equal(existsSync(assetWorkDir(files.root, WS, deleted)), false);
   });
 });

@@ -1,13 +1,14 @@
 import type { Clock } from '../../platform/clock.js';
 import { keepLease, LeasedWork, type RunnerLog } from '../../platform/leased-work.js';
+import { readPackagedManifest, type PackagedManifest } from '../../platform/media/packaged-manifest.js';
+import type { AssetFiles } from './asset-files.js';
 import type { AssetPackager, PackagingOutcome } from './asset-packager.js';
 import type { AssetJobStore, ClaimedJob, LeaseFence } from './asset-store.js';
-import type { MediaLibrary } from './media-library.js';
 
 export interface PackagingRunnerOptions {
   store: AssetJobStore;
   packager: AssetPackager;
-  files: MediaLibrary;
+  files: AssetFiles;
   clock: Clock;
   log: RunnerLog;
   /** Names this runner in job leases; unique per process. */
@@ -161,7 +162,15 @@ export class PackagingRunner {
       await this.fail(job, fence, outcome.reason);
       return;
     }
-    const manifest = outcome.manifest;
+    // Ready means playable: what was written is read back the way the playback edge reads it.
+    let manifest: PackagedManifest;
+    try {
+      manifest = await readPackagedManifest(attempt.workDir);
+    } catch (err) {
+      log.error({ ...context, err }, 'packaging wrote an asset the playback edge would refuse');
+      await this.fail(job, fence, `Packaging produced an asset that cannot be played (${(err as Error).message})`);
+      return;
+    }
     await files.publish(owner, assetId, attempt.workDir);
     const renditions = manifest.renditions.map(({ name, width, height, bandwidth }) => ({ name, width, height, bandwidth }));
     const written = await store.finishReady(assetId, fence, { durationMs: Math.round(manifest.duration_s * 1000), renditions }, clock.now());

@@ -2,10 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
+import { assetLibraryDirs } from '../../platform/media/media-layout.js';
 
 // Without ffmpeg the asset routes answer 503 before any body is read.
 const skip = await mediaToolsSkip();
@@ -28,7 +28,7 @@ describe('uploads over a real socket', { skip }, () => {
   before(async () => {
     t = await createTestApp({ env: { PLAYLINE_MAX_UPLOAD_BYTES: String(4 * 1024 * 1024) } });
     base = new URL(await t.app.listen({ host: '127.0.0.1', port: 0 }));
-    uploads = join(t.runtime.assets.library.root, 'uploads');
+    uploads = assetLibraryDirs(t.runtime.assets.files.root).uploads;
   });
   after(() => t.close());
 
@@ -43,7 +43,7 @@ describe('uploads over a real socket', { skip }, () => {
     req.destroy();
     await eventually(() => entries(uploads).length === 0, 'the partial upload removed');
     assert.equal((await t.client.assets.list()).page.total_items, 0);
-    assert.deepEqual(entries(join(t.runtime.assets.library.root, 'sources')), []);
+    assert.deepEqual(entries(assetLibraryDirs(t.runtime.assets.files.root).sources), []);
   });
 
   test('a bad title is refused before any of the body is read', async () => {

@@ -8,7 +8,7 @@ import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { liveOutputDir } from './live-output.js';
+import { liveDir } from '../../platform/media/media-layout.js';
 import type { ManagedSlicerTaskView } from './managed-slicers.schema.js';
 
 /**
@@ -92,7 +92,7 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     const live = t.runtime.managedSlicers.live();
     const pid = live?.pidOf(slicer.id);
     assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
-    const dir = liveOutputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
+    const dir = liveDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
     assert.ok(existsSync(join(dir, '.slicer-process.json')));
 
     const other = await t.client.managedSlicers.create(body('Second', 'srt'));
@@ -130,7 +130,7 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     assert.match(metrics, /^playline_slicer_restarts_total 0$/m);
     const pid = t.runtime.managedSlicers.live()?.pidOf(slicer.id);
     assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
-    const dir = liveOutputDir(mediaRootOf(t.runtime.config), t.other.workspace.id, slicer.id);
+    const dir = liveDir(mediaRootOf(t.runtime.config), t.other.workspace.id, slicer.id);
     assert.ok(existsSync(dir));
 
     await t.runtime.workspaceDeletion.delete(t.other.workspace.id);
@@ -166,7 +166,7 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     ], { stdio: 'ignore' });
     try {
       await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'the hls slicer is live', 60_000);
-      const dir = liveOutputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
+      const dir = liveDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
       await eventually(() => existsSync(join(dir, 'index.m3u8')), 'the live window is written');
     } finally {
       encoder.kill('SIGKILL');

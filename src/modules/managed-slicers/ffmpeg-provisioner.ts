@@ -2,6 +2,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
+import { LIVE_INDEX_FILE, liveDir, liveDirsOfOwner, liveInputDir, liveRoot } from '../../platform/media/media-layout.js';
 import { runMediaProcess } from '../../platform/media/media-process.js';
 import { killMarkedProcess, writeProcessMarker } from '../../platform/media/process-marker.js';
 import {
@@ -16,8 +17,7 @@ import {
   type ListenProtocol,
   type PortRange,
 } from './ingest-endpoint.js';
-import { hlsInputDir, type HlsPushTokens } from './hls-push.js';
-import { liveOutputDir } from './live-output.js';
+import type { HlsPushTokens } from './hls-push.js';
 import { liveOutputArgs } from './live-profiles.js';
 import { LiveSlicerProcess, type LiveStatus, type ProcessRun } from './live-slicer-process.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
@@ -79,7 +79,7 @@ const MARKER = '.slicer-process.json';
 /**
  * The real provisioner: each slicer is a supervised ffmpeg process listening on its ingest
  * protocol on a port of the configured range and writing a rolling live HLS window (fMP4) into
- * `liveOutputDir`. CREATE and UPDATE start it afresh (clearing the window), RESTART starts it
+ * `liveDir` (media layout). CREATE and UPDATE start it afresh (clearing the window), RESTART starts it
  * again keeping the window, DELETE stops it and removes the window. A task succeeds once the
  * process listens; one that cannot (no free port, refused protocol, ffmpeg ending at once)
  * fails with the reason. Each process records itself in a marker file, so a process left by a
@@ -115,7 +115,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     const dir = this.outputDir(request.workspaceId, request.slicerId);
     await killMarkedProcess(join(dir, MARKER));
     await rm(dir, { recursive: true, force: true });
-    await rm(hlsInputDir(this.options.mediaRoot, request.workspaceId, request.slicerId), { recursive: true, force: true });
+    await rm(liveInputDir(this.options.mediaRoot, request.workspaceId, request.slicerId), { recursive: true, force: true });
     return { kind: 'succeeded', ingestUrl: null };
   }
 
@@ -143,7 +143,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
    */
   async sweepOrphans(): Promise<number> {
     let killed = 0;
-    const root = join(this.options.mediaRoot, 'live');
+    const root = liveRoot(this.options.mediaRoot);
     const owners = await readdir(root).catch(() => [] as string[]);
     for (const owner of owners) {
       const ids = await readdir(join(root, owner)).catch(() => [] as string[]);
@@ -176,8 +176,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     const ids = [...this.slicers.values()].filter((e) => e.owner === owner).map((e) => e.slicerId);
     await Promise.all(ids.map((id) => this.stopSlicer(id)));
     for (const id of ids) this.failures.delete(id);
-    await rm(join(this.options.mediaRoot, 'live', owner), { recursive: true, force: true });
-    await rm(join(this.options.mediaRoot, 'live-input', owner), { recursive: true, force: true });
+    for (const dir of liveDirsOfOwner(this.options.mediaRoot, owner)) await rm(dir, { recursive: true, force: true });
   }
 
   /** Stops every process (graceful shutdown); markers stay only for processes that could not be stopped. */
@@ -186,7 +185,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
   }
 
   private outputDir(owner: string, slicerId: string): string {
-    return liveOutputDir(this.options.mediaRoot, owner, slicerId);
+    return liveDir(this.options.mediaRoot, owner, slicerId);
   }
 
   private async converge(request: ProvisionRequest, clear: boolean): Promise<ProvisionOutcome> {
@@ -249,10 +248,10 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     let run = this.run;
     if (hlsPush) {
       // The encoder PUTs its playlist and segments into the input directory; ffmpeg reads them once the playlist is there.
-      const inputDir = hlsInputDir(this.options.mediaRoot, s.owner, s.slicerId);
+      const inputDir = liveInputDir(this.options.mediaRoot, s.owner, s.slicerId);
       if (s.clear) await rm(inputDir, { recursive: true, force: true });
       await mkdir(inputDir, { recursive: true });
-      const playlist = join(inputDir, 'index.m3u8');
+      const playlist = join(inputDir, LIVE_INDEX_FILE);
       input = ['-i', playlist];
       ingestUrl = hlsPush.tokens.urlOf(hlsPush.baseUrl(), s.owner, s.slicerId);
       const runProcess = this.run;

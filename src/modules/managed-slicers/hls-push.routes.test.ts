@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import { liveInputDir } from '../../platform/media/media-layout.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { HlsPushTokens, hlsInputDir, pushedPlaylistProblems } from './hls-push.js';
+import { HlsPushTokens, pushedPlaylistProblems } from './hls-push.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 
 const MiB = 1024 * 1024;
@@ -56,7 +57,7 @@ describe('hls push: authenticated before the body, streamed to disk, playlists c
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
     // What the ffmpeg provisioner prepares for a running hls slicer: its input folder.
-    dir = hlsInputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicerId);
+    dir = liveInputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicerId);
     await mkdir(dir, { recursive: true });
     const token = new HlsPushTokens(t.runtime.box.deriveKey('slicer-hls-push')).tokenOf(t.workspace.id, slicerId);
     base = `/ingest/hls/${t.workspace.id}/${slicerId}/${token}`;

@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../platform/errors.js';
 import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
-
-/** Where `hls` push ingest lands: the encoder's playlist and segments, read by the slicer's ffmpeg. */
-export const hlsInputDir = (mediaRoot: string, owner: string, slicerId: string): string => join(mediaRoot, 'live-input', owner, slicerId);
+import { isSafePathId, LIVE_INDEX_FILE, liveInputDir } from '../../platform/media/media-layout.js';
 
 /** Path of the push endpoint (outside /api/v4: the token in the path is the credential). */
 export const HLS_PUSH_PATH = '/ingest/hls';
@@ -37,14 +35,12 @@ export class HlsPushTokens {
 
   /** The ingest URL an encoder PUTs its HLS to (`-f hls -method PUT <url>`). */
   urlOf(baseUrl: string, owner: string, slicerId: string): string {
-    return `${baseUrl}${HLS_PUSH_PATH}/${owner}/${slicerId}/${this.tokenOf(owner, slicerId)}/index.m3u8`;
+    return `${baseUrl}${HLS_PUSH_PATH}/${owner}/${slicerId}/${this.tokenOf(owner, slicerId)}/${LIVE_INDEX_FILE}`;
   }
 }
 
 /** Longest file an encoder may push (a segment of several seconds at a high bitrate). */
 export const HLS_PUSH_MAX_BYTES = 64 * 1024 * 1024;
-
-const PATH_SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** What a push may write, once its owner, slicer, token and file name were checked (before any body). */
 export interface HlsPushGrant {
@@ -143,7 +139,7 @@ export class HlsPushReceiver {
 
   /** Checks what the URL names, before any body is read; the folder the file goes to. */
   async authorize(owner: string, slicerId: string, token: string, file: string): Promise<HlsPushGrant> {
-    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(slicerId) || !this.tokens.verify(owner, slicerId, token)) {
+    if (!isSafePathId(owner) || !isSafePathId(slicerId) || !this.tokens.verify(owner, slicerId, token)) {
       throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
     }
     if (!HLS_PUSH_FILE.test(file)) {
@@ -151,7 +147,7 @@ export class HlsPushReceiver {
         errors: [{ path: '/file', message: 'must be a file name ending in .m3u8, .ts, .m4s, .mp4 or .aac' }],
       });
     }
-    const dir = hlsInputDir(this.mediaRoot, owner, slicerId);
+    const dir = liveInputDir(this.mediaRoot, owner, slicerId);
     const found = await stat(dir).catch(() => undefined);
     if (!found?.isDirectory()) throw new AppError('not_found', `Slicer ${slicerId} takes no hls push now (it does not run on ffmpeg here, or it was deleted)`);
     return { dir, file };

@@ -1,3 +1,4 @@
+import { LIVE_INDEX_FILE } from '../../platform/media/media-layout.js';
 import type { OutputProfile } from './managed-slicers.schema.js';
 
 /** One rung of a slicer's live ladder. */
@@ -54,7 +55,7 @@ export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOption
     // omit_endlist: a source that drops off is a pause of the live event, not its end.
     '-hls_flags', 'delete_segments+independent_segments+omit_endlist+temp_file',
     '-hls_start_number_source', 'datetime',
-    '-master_pl_name', 'index.m3u8',
+    '-master_pl_name', LIVE_INDEX_FILE,
     '-hls_fmp4_init_filename', 'init.mp4',
   ];
   if (profile === 'passthrough') {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { liveOutputDir, livePlaylistPath } from '../managed-slicers/live-output.js';
+import { isSafePathId, liveDir, livePlaylistPath } from '../../platform/media/media-layout.js';
 
 /** A slicer's live window as the edge plays it: where its files are and its multivariant playlist as just read. */
 export interface LiveWindow {
@@ -22,8 +22,6 @@ export interface LiveLibrary {
   dirOf(owner: string, slicerId: string): string;
 }
 
-const PATH_SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
 const readIfThere = async (file: string): Promise<string | undefined> => {
   try {
     return await readFile(file, 'utf8');
@@ -33,23 +31,23 @@ const readIfThere = async (file: string): Promise<string | undefined> => {
   }
 };
 
-/** Reads the windows slicers write under `<media root>/live/<owner>/<slicer id>/` (see live-output.ts). */
+/** Reads the live windows slicers write (`liveDir` in the media layout). */
 export class FileLiveLibrary implements LiveLibrary {
   constructor(private readonly root: string) {}
 
   dirOf(owner: string, slicerId: string): string {
-    return liveOutputDir(this.root, owner, slicerId);
+    return liveDir(this.root, owner, slicerId);
   }
 
   async find(owner: string, slicerId: string): Promise<LiveWindow | undefined> {
-    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(slicerId)) return undefined;
+    if (!isSafePathId(owner) || !isSafePathId(slicerId)) return undefined;
     const index = await readIfThere(livePlaylistPath(this.root, owner, slicerId));
     if (index === undefined || !index.startsWith('#EXTM3U')) return undefined;
     return { owner, slicerId, dir: this.dirOf(owner, slicerId), index };
   }
 
   async playlist(owner: string, slicerId: string, name: string): Promise<string | undefined> {
-    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(slicerId) || !PATH_SAFE_ID.test(name)) return undefined;
+    if (!isSafePathId(owner) || !isSafePathId(slicerId) || !isSafePathId(name)) return undefined;
     const text = await readIfThere(join(this.dirOf(owner, slicerId), `${name}.m3u8`));
     return text?.startsWith('#EXTM3U') ? text : undefined;
   }

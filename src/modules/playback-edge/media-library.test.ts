@@ -5,9 +5,10 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../platform/clock.js';
+import { assetDir } from '../../platform/media/media-layout.js';
+import { parsePackagedManifest } from '../../platform/media/packaged-manifest.js';
 import { FileMediaLibrary } from './media-library.js';
-import { parsePackagedManifest } from './packaged-manifest.js';
-import { assetDirOf, writeFakeAsset } from './testing/media-fixtures.js';
+import { writeFakeAsset } from './testing/media-fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'playline-library-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -19,7 +20,7 @@ test('a packaged asset is found with its manifest, directory and the files a ses
   const asset = await library.find(OWNER, 'asset-1');
   assert.ok(asset);
   assert.deepEqual(asset.manifest, manifest);
-  assert.equal(asset.dir, assetDirOf(root, OWNER, 'asset-1'));
+  assert.equal(asset.dir, assetDir(root, OWNER, 'asset-1'));
   assert.deepEqual([...asset.renditions.keys()], ['360p', '180p']);
   assert.ok(asset.files.has('360p/init.mp4') && asset.files.has('180p/seg_00002.m4s'));
   assert.ok(!asset.files.has('manifest.json') && !asset.files.has('360p/playlist.m3u8') && !asset.files.has('poster.jpg'));
@@ -27,6 +28,7 @@ test('a packaged asset is found with its manifest, directory and the files a ses
   assert.equal(await library.find(OWNER, 'asset-2'), undefined);
   assert.equal(await library.find(OWNER, '../x'), undefined, 'no path outside the media root');
   assert.equal(await library.find('..', 'asset-1'), undefined);
+  assert.equal(await library.find(OWNER, 'a'.repeat(65)), undefined, 'an id no writer may use is not found (never an error)');
 });
 
 test('a looked-up manifest is reused until the revalidation time, then a deletion or a rewrite shows', async () => {
@@ -35,7 +37,7 @@ test('a looked-up manifest is reused until the revalidation time, then a deletio
   const library = new FileMediaLibrary({ root, clock, revalidateMs: 1000 });
   const first = await library.find(OWNER, 'asset-3');
   assert.ok(first);
-  await rm(join(assetDirOf(root, OWNER, 'asset-3'), 'manifest.json'));
+  await rm(join(assetDir(root, OWNER, 'asset-3'), 'manifest.json'));
   assert.equal(await library.find(OWNER, 'asset-3'), first, 'within a second: no file access');
   clock.advance(1000);
   assert.equal(await library.find(OWNER, 'asset-3'), undefined, 'deleted');
@@ -50,7 +52,7 @@ test('a looked-up manifest is reused until the revalidation time, then a deletio
 
 test('a manifest that breaks the contract is no asset (and says why); paths cannot leave the asset directory', async () => {
   const errors: string[] = [];
-  const dir = assetDirOf(root, OWNER, 'asset-4');
+  const dir = assetDir(root, OWNER, 'asset-4');
   await writeFakeAsset(root, OWNER, 'asset-4');
   const good = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as { renditions: Array<{ init: string }> };
   for (const bad of ['../../other/init.mp4', '/etc/passwd', '360p/../../x', '.hidden/init.mp4']) {

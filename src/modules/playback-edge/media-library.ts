@@ -2,7 +2,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.js';
-import { parsePackagedManifest, type PackagedManifest, type PackagedRendition } from './packaged-manifest.js';
+import { assetDir, isSafePathId } from '../../platform/media/media-layout.js';
+import { MANIFEST_FILE, parsePackagedManifest, type PackagedManifest, type PackagedRendition } from '../../platform/media/packaged-manifest.js';
 
 /** A packaged asset as the edge plays it: its manifest, where its files are, and which files a session may fetch. */
 export interface PackagedAsset {
@@ -21,9 +22,6 @@ export interface MediaLibrary {
   /** The packaged asset, or undefined when the workspace's library does not hold it (or it is not packaged yet). */
   find(owner: string, assetId: string): Promise<PackagedAsset | undefined>;
 }
-
-/** Ids that can name a directory: anything else is not in any library. */
-const PATH_SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 interface Entry {
   asset: PackagedAsset | undefined;
@@ -56,10 +54,10 @@ export function toPackagedAsset(owner: string, assetId: string, dir: string, man
 }
 
 /**
- * Reads `<root>/assets/<owner>/<asset id>/manifest.json`. A manifest read once is reused and its
- * file checked again (one stat) once `revalidateMs` has passed, so a popular asset costs no file
- * read per request while a deleted or repackaged asset shows within that time. Lookups of the
- * same asset at the same moment share one read.
+ * Reads the manifests of packaged assets (`assetDir` of the media layout) through the one parser.
+ * A manifest read once is reused and its file checked again (one stat) once `revalidateMs` has
+ * passed, so a popular asset costs no file read per request while a deleted or repackaged asset
+ * shows within that time. Lookups of the same asset at the same moment share one read.
  */
 export class FileMediaLibrary implements MediaLibrary {
   private readonly entries: LRUCache<string, Entry>;
@@ -71,13 +69,9 @@ export class FileMediaLibrary implements MediaLibrary {
     this.entries = new LRUCache({ max: options.maxEntries ?? 10_000 });
   }
 
-  /** The directory of an asset (whether or not it exists). */
-  assetDir(owner: string, assetId: string): string {
-    return join(this.options.root, 'assets', owner, assetId);
-  }
-
   find(owner: string, assetId: string): Promise<PackagedAsset | undefined> {
-    if (!PATH_SAFE_ID.test(owner) || !PATH_SAFE_ID.test(assetId)) return Promise.resolve(undefined);
+    // An id that cannot name a directory is in no library.
+    if (!isSafePathId(owner) || !isSafePathId(assetId)) return Promise.resolve(undefined);
     const key = `${owner}/${assetId}`;
     const entry = this.entries.get(key);
     if (entry && this.options.clock.now() - entry.checkedAt < this.revalidateMs) return Promise.resolve(entry.asset);
@@ -89,8 +83,8 @@ export class FileMediaLibrary implements MediaLibrary {
   }
 
   private async load(owner: string, assetId: string, key: string, previous: Entry | undefined): Promise<PackagedAsset | undefined> {
-    const dir = this.assetDir(owner, assetId);
-    const file = join(dir, 'manifest.json');
+    const dir = assetDir(this.options.root, owner, assetId);
+    const file = join(dir, MANIFEST_FILE);
     const checkedAt = this.options.clock.now();
     let version: string;
     try {

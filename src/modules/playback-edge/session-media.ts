@@ -1,6 +1,6 @@
 import { hlsVersionOf, renderMultivariant, renderVariant, type VariantEntry, type VariantPart } from './hls-playlist.js';
 import type { PackagedAsset } from './media-library.js';
-import type { PackagedRendition } from './packaged-manifest.js';
+import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { planSegments } from './segment-plan.js';
 import type { SessionGrant } from './session-token.js';

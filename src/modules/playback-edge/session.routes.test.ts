@@ -5,10 +5,11 @@ import { rm } from 'node:fs/promises';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import type { FakeClock } from '../../platform/clock.js';
+import { assetDir } from '../../platform/media/media-layout.js';
 import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
 import { IngestEventSink } from './playback-events.js';
 import { mediaUris, testEdge, variantUris, type TestEdge } from './testing/edge-test-kit.js';
-import { assetDirOf, fakeSegmentBytes, writeFakeAsset } from './testing/media-fixtures.js';
+import { fakeSegmentBytes, writeFakeAsset } from './testing/media-fixtures.js';
 
 const SEGMENT_BYTES = 4096;
 
@@ -155,7 +156,7 @@ describe('playback sessions: serving', () => {
     // Dot segments are resolved before routing: what is left is no session path.
     const escaped = await t.app.inject({ method: 'GET', url: `${base}c/../../../secret.key` });
     assert.ok(escaped.statusCode >= 400 && escaped.headers['x-playback-error-code'] !== undefined, escaped.body);
-    await rm(`${assetDirOf(root, t.workspace.id, 'clip-3')}/360p/seg_00002.m4s`);
+    await rm(`${assetDir(root, t.workspace.id, 'clip-3')}/360p/seg_00002.m4s`);
     const gone = await t.app.inject({ method: 'GET', url: s.segments[2] as string });
     assert.deepEqual([gone.statusCode, gone.headers['x-playback-error-code']], [404, '999']);
     assert.match(gone.json().detail, /no longer in the library/);

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { FakeClock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import type { MediaProcessOptions, MediaProcessResult } from '../../platform/media/media-process.js';
-import { livePlaylistPath } from '../managed-slicers/live-output.js';
+import { livePlaylistPath } from '../../platform/media/media-layout.js';
 import { FfmpegPublisher, type PushReport } from './ffmpeg-publisher.js';
 import type { PublishJob } from './publisher.js';
 import type { TargetCreateBody } from './syndication.schema.js';

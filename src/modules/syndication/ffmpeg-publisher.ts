@@ -9,7 +9,7 @@ import type { Logger } from '../../platform/logger.js';
 import { FfmpegProgressParser } from '../../platform/media/ffmpeg-progress.js';
 import { failureLine, runMediaProcess } from '../../platform/media/media-process.js';
 import { secretFifo, type SecretFifo } from '../../platform/media/secret-fifo.js';
-import { livePlaylistPath } from '../managed-slicers/live-output.js';
+import { isSafePathId, livePlaylistPath } from '../../platform/media/media-layout.js';
 import type { PublishJob, PublishOutcome, Publisher } from './publisher.js';
 import { planPush, scrub, secretsOfPlan, type PlatformIngest, type PushPlan } from './push-plan.js';
 import { startRtmpRelay, type RtmpRelay } from './rtmp-relay.js';
@@ -128,7 +128,7 @@ export class FfmpegPublisher implements Publisher {
   }
 
   private assertLive(job: PublishJob): void {
-    if (!existsSync(livePlaylistPath(this.deps.mediaRoot, job.workspaceId, job.contentId))) {
+    if (!isSafePathId(job.contentId) || !existsSync(livePlaylistPath(this.deps.mediaRoot, job.workspaceId, job.contentId))) {
       throw new AppError('content_not_live', `Content ${job.contentId} is not live: no managed slicer of this workspace with that id writes a live window`);
     }
   }

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../../platform/errors.js';
-import { liveOutputDir } from '../managed-slicers/live-output.js';
+import { isSafePathId, LIVE_INDEX_FILE, liveDir } from '../../platform/media/media-layout.js';
 import * as repo from './syndication.repository.js';
 
 /** A file of the live window a pull URL serves. */
@@ -42,8 +42,8 @@ export async function resolvePull(db: repo.SyndicationDb, mediaRoot: string, tar
   const expected = target?.pull_url?.split('/').at(-2);
   if (!target || expected === undefined || !sameToken(expected, token)) throw notFound();
   const content = await repo.findActiveContentOfTarget(db, target.workspace_id, targetId);
-  if (content === undefined) throw notFound();
-  const path = join(liveOutputDir(mediaRoot, target.workspace_id, content), file === 'playlist.m3u8' ? 'index.m3u8' : file);
+  if (content === undefined || !isSafePathId(content)) throw notFound();
+  const path = join(liveDir(mediaRoot, target.workspace_id, content), file === 'playlist.m3u8' ? LIVE_INDEX_FILE : file);
   const found = await stat(path).catch(() => undefined);
   if (!found?.isFile()) throw notFound();
   return { path, contentType, playlist: extension === 'm3u8' };

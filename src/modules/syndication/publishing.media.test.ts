@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { systemClock } from '../../platform/clock.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { livePlaylistPath } from '../managed-slicers/live-output.js';
+import { livePlaylistPath } from '../../platform/media/media-layout.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
@@ -197,6 +197,10 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     assert.equal(notLive.status, 409);
     assert.equal(problem(notLive.body).code, 'content_not_live');
     assert.equal((await t.client.syndication.getSchedule(created.id)).status, 'stopped');
+    // A content id that is a path is no slicer id: never looked up on disk (and no 500).
+    await t.client.syndication.updateSchedule(created.id, { content_id: `../${t.workspace.id}` });
+    const pathLike = await t.client.core.send('PATCH', `/api/v4/syndication-schedule-action/${created.id}`, { body: { mode: 'start' } });
+    assert.deepEqual([pathLike.status, problem(pathLike.body).code], [409, 'content_not_live']);
 
     const zixi = await t.client.syndication.createTarget({ platform: 'Pluto TV', target_protocol: 'zixi', platform_config: { host: 'zixi.example.com', port: 2088, password: 'pw-zixi-1', stream_id: 'sid-1' } });
     const onZixi = await t.client.syndication.createSchedule({ syndication_target_id: zixi.id, content_id: slicerId, content_type: 'e', region: 'us-west-2' });

@@ -1,15 +1,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PackagedManifest, PackagedRendition } from '../packaged-manifest.js';
-import { assetDirOf, writeManifest } from '../test-pattern.js';
+import { assetDir } from '../../../platform/media/media-layout.js';
+import { POSTER_FILE, writeManifest, type PackagedManifest, type PackagedRendition } from '../../../platform/media/packaged-manifest.js';
 
-export { assetDirOf, packageTestPattern as packageWithFfmpeg, type TestPatternOptions } from '../test-pattern.js';
+export { packageTestPattern as packageWithFfmpeg, type TestPatternOptions } from '../../../simulator/pattern-clip.js';
 
 /**
- * Packaged assets for tests and benchmarks, in exactly the layout the asset library writes
- * (`<media root>/assets/<owner>/<asset id>/manifest.json`, written last, and the files it names).
- * `writeFakeAsset` needs no ffmpeg (valid playlists, small placeholder files) for route tests;
- * `packageWithFfmpeg` (test-pattern.ts) makes real, playable fMP4 HLS for player tests.
+ * Packaged assets for tests and benchmarks, in the layout the asset library writes (`assetDir`
+ * of the media layout, manifest.json written last through the one writer, and the files it
+ * names). `writeFakeAsset` needs no ffmpeg (valid playlists, small placeholder files) for route
+ * tests; `packageWithFfmpeg` (the simulator's pattern-clip.ts) makes real, playable fMP4 HLS for
+ * player tests.
  */
 
 export interface FakeRendition {
@@ -42,7 +43,7 @@ export const fakeSegmentBytes = (assetId: string, rendition: string, index: numb
 
 /** A packaged asset whose files are placeholders (not media): for the edge's routes, which never decode them. */
 export async function writeFakeAsset(root: string, owner: string, assetId: string, options: FakeAssetOptions = {}): Promise<PackagedManifest> {
-  const dir = assetDirOf(root, owner, assetId);
+  const dir = assetDir(root, owner, assetId);
   const durations = options.durations ?? [4, 4, 2];
   const size = options.segmentBytes ?? 188;
   const renditions: PackagedRendition[] = [];
@@ -59,8 +60,8 @@ export async function writeFakeAsset(root: string, owner: string, assetId: strin
     await writeFile(join(dir, r.name, 'playlist.m3u8'), `${playlist.join('\n')}\n`);
     renditions.push({ ...r, average_bandwidth: Math.round(r.bandwidth * 0.8), codecs: 'avc1.64001f,mp4a.40.2', playlist: `${r.name}/playlist.m3u8`, init: `${r.name}/init.mp4`, segments });
   }
-  const manifest: PackagedManifest = { version: 1, duration_s: durations.reduce((a, b) => a + b, 0), segment_s: Math.max(...durations), poster: 'poster.jpg', renditions };
-  await writeFile(join(dir, 'poster.jpg'), Buffer.from('not a jpeg'));
+  const manifest: PackagedManifest = { version: 1, duration_s: durations.reduce((a, b) => a + b, 0), segment_s: Math.max(...durations), poster: POSTER_FILE, renditions };
+  await writeFile(join(dir, POSTER_FILE), Buffer.from('not a jpeg'));
   await writeManifest(dir, manifest);
   return manifest;
 }

@@ -1,5 +1,5 @@
 import { toPackagedAsset, type MediaLibrary, type PackagedAsset } from '../media-library.js';
-import type { PackagedManifest } from '../packaged-manifest.js';
+import type { PackagedManifest } from '../../../platform/media/packaged-manifest.js';
 
 /** A media library held in memory (unit tests of the services; no file is ever read). */
 export class MemoryMediaLibrary implements MediaLibrary {

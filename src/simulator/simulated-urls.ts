@@ -1,4 +1,4 @@
-import { playbackPath, playbackSignature, type ContentKind } from './playback-token.js';
+import { playbackPath, playbackSignature, type ContentKind } from '../client/index.js';
 
 /** What the simulator creates in each owner's catalogue so that every error code can be produced. */
 export const SIM = {

@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { assetDir, assetLibraryDirs, assetWorkDir, attemptDir, sourcePath } from '../../platform/media/media-layout.js';
+import { POSTER_FILE } from '../../platform/media/packaged-manifest.js';
 import { killMarkedProcess } from '../../platform/media/process-marker.js';
-import { POSTER_FILE } from './packaged-manifest.js';
 
 /** The marker of the media process working in an attempt directory. */
 const MARKER_FILE = '.process.json';
-
-/** Workspace and asset ids are path components: nothing that could climb out of the media root. */
-const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const checked = (id: string): string => {
-  if (!SAFE_ID.test(id)) throw new Error(`unsafe id for a media path: ${JSON.stringify(id)}`);
-  return id;
-};
 
 /** The directory an attempt packages into, and where its media process is recorded. */
 export interface AttemptFiles {
@@ -21,23 +15,20 @@ export interface AttemptFiles {
 }
 
 /**
- * The media directory, and the only code that writes or deletes in it:
- * - `uploads/<uuid>.part`: uploads being received;
- * - `sources/<owner>/<asset id>`: an upload waiting for (or being) packaged;
- * - `work/<owner>/<asset id>/attempt-<n>/`: one packaging attempt's output;
- * - `assets/<owner>/<asset id>/`: the packaged asset (the playback edge's layout), moved there
- *   whole, manifest.json included, once complete.
- * Directory moves are renames inside one file system, so a reader never sees half an asset.
+ * The asset library's files in the media root (layout in media-layout.ts), and the only code
+ * that writes or deletes them: uploads, sources, packaging attempts and packaged assets.
+ * Packaged assets are moved into place whole, manifest.json included, once complete: directory
+ * moves are renames inside one file system, so a reader never sees half an asset.
  */
-export class MediaLibrary {
+export class AssetFiles {
   constructor(readonly root: string) {}
 
   get uploadsDir(): string {
-    return join(this.root, 'uploads');
+    return assetLibraryDirs(this.root).uploads;
   }
 
   async prepare(): Promise<void> {
-    for (const dir of ['uploads', 'sources', 'work', 'assets']) await mkdir(join(this.root, dir), { recursive: true });
+    for (const dir of Object.values(assetLibraryDirs(this.root))) await mkdir(dir, { recursive: true });
   }
 
   /** A fresh path for an upload being received. */
@@ -46,19 +37,15 @@ export class MediaLibrary {
   }
 
   sourcePath(owner: string, assetId: string): string {
-    return join(this.root, 'sources', checked(owner), checked(assetId));
+    return sourcePath(this.root, owner, assetId);
   }
 
   assetDir(owner: string, assetId: string): string {
-    return join(this.root, 'assets', checked(owner), checked(assetId));
+    return assetDir(this.root, owner, assetId);
   }
 
   posterPath(owner: string, assetId: string): string {
     return join(this.assetDir(owner, assetId), POSTER_FILE);
-  }
-
-  private workRoot(owner: string, assetId: string): string {
-    return join(this.root, 'work', checked(owner), checked(assetId));
   }
 
   /** Takes a received upload as the source of a new asset. */
@@ -78,7 +65,7 @@ export class MediaLibrary {
    */
   async prepareAttempt(owner: string, assetId: string, attempt: number): Promise<AttemptFiles> {
     await this.removeOutputs(owner, assetId);
-    const workDir = join(this.workRoot(owner, assetId), `attempt-${attempt}`);
+    const workDir = attemptDir(this.root, owner, assetId, attempt);
     await mkdir(workDir, { recursive: true });
     return { workDir, markerFile: join(workDir, MARKER_FILE) };
   }
@@ -90,7 +77,7 @@ export class MediaLibrary {
     await rm(target, { recursive: true, force: true });
     await mkdir(dirname(target), { recursive: true });
     await rename(workDir, target);
-    await rm(this.workRoot(owner, assetId), { recursive: true, force: true });
+    await rm(assetWorkDir(this.root, owner, assetId), { recursive: true, force: true });
   }
 
   async removeSource(owner: string, assetId: string): Promise<void> {
@@ -99,7 +86,7 @@ export class MediaLibrary {
 
   /** Stops leftover media processes of the asset (on this host) and removes its work and packaged output. */
   async removeOutputs(owner: string, assetId: string): Promise<void> {
-    const workRoot = this.workRoot(owner, assetId);
+    const workRoot = assetWorkDir(this.root, owner, assetId);
     const attempts = await readdir(workRoot).catch(() => [] as string[]);
     for (const attempt of attempts) await killMarkedProcess(join(workRoot, attempt, MARKER_FILE));
     await rm(workRoot, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import { PlaylineApiError, PlaylineClient } from '../../client/index.js';
+import { PlaylineApiError, PlaylineClient } from '../client/index.js';
 import { placeSimulatedMedia } from './simulated-media.js';
 import { SIM } from './simulated-urls.js';
 import { emptyTotals, sumTotals, type SimulatedOwner, type TrafficTotals } from './traffic-simulator.js';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock } from '../../platform/clock.js';
-import { FileMediaLibrary } from './media-library.js';
+import { FileMediaLibrary } from '../modules/playback-edge/media-library.js';
+import { FakeClock } from '../platform/clock.js';
 import { placeSimulatedMedia } from './simulated-media.js';
 
 const required = process.env.PLAYLINE_REQUIRE_SERVICES === '1';

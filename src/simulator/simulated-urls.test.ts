@@ -1,11 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
-import type { FakeClock } from '../../platform/clock.js';
-import { playbackErrorMeaning } from '../vod-stats/playback-error-codes.js';
+import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { driveClock, placeFakeAssets } from '../modules/playback-edge/testing/edge-test-kit.js';
+import { playbackErrorMeaning } from '../modules/vod-stats/playback-error-codes.js';
+import type { FakeClock } from '../platform/clock.js';
 import { SIM, badSessions, goodSession, type SimulatedViewer } from './simulated-urls.js';
 import { prepareCatalogue } from './simulator-setup.js';
-import { driveClock, placeFakeAssets } from './testing/edge-test-kit.js';
 
 describe('simulated viewers: each bad session fails with its code, good ones play', () => {
   let t: TestApp;

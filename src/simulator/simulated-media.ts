@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { copyFile, link, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assetDirOf, packageTestPatternInto, writeManifest } from './test-pattern.js';
-import { parsePackagedManifest } from './packaged-manifest.js';
+import { assetDir, simulatorClipDir } from '../platform/media/media-layout.js';
+import { MANIFEST_FILE, readPackagedManifest, writeManifest } from '../platform/media/packaged-manifest.js';
+import { packageTestPatternInto } from './pattern-clip.js';
 
 export interface SimulatedMediaInput {
   /** The server's media root. */
@@ -22,8 +23,8 @@ export interface SimulatedMedia {
 /** Stable ids per owner, so a second run plays the assets the first one placed. */
 const idOf = (owner: string, name: string) => createHash('sha256').update(`playline simulate ${owner} ${name}`).digest('hex').slice(0, 32);
 
-/** Where the clip is generated once, beside the library's `assets/`; bump the version when its recipe changes. */
-const TEMPLATE = ['simulate', 'clip-v1'];
+/** The clip's version in the media root: bump it when its recipe changes. */
+const CLIP_VERSION = 'clip-v1';
 
 const exists = async (path: string) => stat(path).then(() => true, () => false);
 
@@ -31,7 +32,7 @@ const exists = async (path: string) => stat(path).then(() => true, () => false);
 async function linkTree(from: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true });
   for (const entry of await readdir(from, { withFileTypes: true })) {
-    if (entry.name === 'manifest.json' || entry.name.startsWith('.')) continue;
+    if (entry.name === MANIFEST_FILE || entry.name.startsWith('.')) continue;
     const source = join(from, entry.name);
     const target = join(to, entry.name);
     if (entry.isDirectory()) await linkTree(source, target);
@@ -47,8 +48,8 @@ async function linkTree(from: string, to: string): Promise<void> {
  * simulate` gets packaged media: it runs on the server's machine, or against a shared media root.
  */
 export async function placeSimulatedMedia(input: SimulatedMediaInput): Promise<SimulatedMedia> {
-  const template = join(input.root, ...TEMPLATE);
-  if (!(await exists(join(template, 'manifest.json')))) {
+  const template = simulatorClipDir(input.root, CLIP_VERSION);
+  if (!(await exists(join(template, MANIFEST_FILE)))) {
     try {
       await packageTestPatternInto(template, {
         seconds: 4,
@@ -61,14 +62,14 @@ export async function placeSimulatedMedia(input: SimulatedMediaInput): Promise<S
       throw new Error(missing ? 'playline simulate makes its clip with ffmpeg, which is not installed here (apt-get install ffmpeg)' : `ffmpeg could not make the simulator's clip: ${(error as Error).message}`, { cause: error });
     }
   }
-  const manifest = parsePackagedManifest(await readFile(join(template, 'manifest.json'), 'utf8'));
+  const manifest = await readPackagedManifest(template);
   const assets = new Map<string, string[]>();
   for (const owner of input.owners) {
     const ids = Array.from({ length: input.assetsPerOwner }, (_, k) => idOf(owner, `asset-${k + 1}`));
     assets.set(owner, ids);
     for (const id of [...ids, idOf(owner, 'ad')]) {
-      const dir = assetDirOf(input.root, owner, id);
-      if (await exists(join(dir, 'manifest.json'))) continue;
+      const dir = assetDir(input.root, owner, id);
+      if (await exists(join(dir, MANIFEST_FILE))) continue;
       await linkTree(template, dir);
       await writeManifest(dir, manifest);
     }
