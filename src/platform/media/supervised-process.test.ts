@@ -155,7 +155,7 @@ describe('SupervisedProcess', () => {
   test('the launch: a refusal or a throw is a failed run; it can end its run with a reason; its failure beats stderr; it is closed once the process is gone', async () => {
     let attempt = 0;
     let endRun: EndRun | undefined;
-    let relayFailure: string | undefined;
+    let relayFailure: string | undefined = undefined;
     const closed: number[] = [];
     const { clock, runner, supervisor, ends } = supervised({
       prepare: async (end): Promise<ProcessLaunch | string> => {
