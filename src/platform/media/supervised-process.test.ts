@@ -188,6 +188,8 @@ describe('SupervisedProcess', () => {
     await settle();
     assert.deepEqual(brief(ends[3]), { cause: 'exited', reason: 'the destination went away', failure: true, progressed: false });
     assert.deepEqual(closed, [3, 4]);
+    endRun?.('a late answer of the closed relay');
+    assert.deepEqual([supervisor.state, ends.length], ['backoff', 4], 'an end after the run is gone is no news');
     await supervisor.stop();
   });
 

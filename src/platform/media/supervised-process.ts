@@ -201,7 +201,10 @@ export class SupervisedProcess {
     const run: Run = { controller: new AbortController(), ending: undefined, progressed: false, sample: undefined, cancelWatchdog: undefined };
     this.run = run;
     const launch = await this.options.prepare((reason) => this.end(run, false, reason), run.controller.signal).catch((err: unknown) => `could not prepare the process: ${err instanceof Error ? err.message : String(err)}`);
-    if (typeof launch === 'string') return this.over() ? undefined : this.ended(run, 'refused', undefined, launch);
+    if (typeof launch === 'string') {
+      this.run = undefined;
+      return this.over() ? undefined : this.ended(run, 'refused', undefined, launch);
+    }
     if (this.over()) {
       await launch.close?.().catch(() => undefined);
       return undefined;
@@ -221,6 +224,8 @@ export class SupervisedProcess {
       ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
     });
     run.cancelWatchdog?.();
+    // From here on, a late call of the launch's end() (a relay closing) or a late block is no news.
+    this.run = undefined;
     this.pid = undefined;
     // Neither a marker that cannot be removed nor a relay that fails to close may end the supervision.
     if (marker) await rm(marker.file, { force: true }).catch(() => undefined);
@@ -244,7 +249,7 @@ export class SupervisedProcess {
 
   /** Ends a run from outside its process: the stall rule, or the launch. */
   private end(run: Run, stalled: boolean, reason: string | undefined): void {
-    if (run !== this.run || run.ending !== undefined || this.over()) return;
+    if (run !== this.run || run.ending !== undefined || (this.current !== 'starting' && this.current !== 'running')) return;
     run.ending = { stalled, reason };
     this.to('ending');
     run.controller.abort();
