@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
 import { LIVE_INDEX_FILE, liveDir, liveDirsOfOwner, liveInputDir, liveRoot } from '../../platform/media/media-layout.js';
-import { runMediaProcess } from '../../platform/media/media-process.js';
-import { killMarkedProcess, writeProcessMarker } from '../../platform/media/process-marker.js';
+import { runMediaProcess, type ProcessRunner } from '../../platform/media/media-process.js';
+import { killMarkedProcess } from '../../platform/media/process-marker.js';
+import { defaultRestartSettings, type RestartSettings } from '../../platform/media/supervision-policy.js';
 import {
   ingestUrlOf,
   isListenProtocol,
@@ -19,7 +20,7 @@ import {
 } from './ingest-endpoint.js';
 import type { HlsPushTokens } from './hls-push.js';
 import { liveOutputArgs } from './live-profiles.js';
-import { LiveSlicerProcess, type LiveStatus, type ProcessRun } from './live-slicer-process.js';
+import { LiveSlicerProcess, type LiveStatus } from './live-slicer-process.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
 import type { RunnerLog } from './task-runner.js';
@@ -41,12 +42,13 @@ export interface FfmpegProvisionerOptions {
   clock: Clock;
   log: RunnerLog;
   /** Default: runMediaProcess. */
-  run?: ProcessRun;
+  run?: ProcessRunner;
   /** How long a started process may take to listen. Default 10 s. */
   readyTimeoutMs?: number;
-  /** Backoff after a crash: first wait and cap. Defaults 1 s and 30 s. */
-  backoffMs?: number;
-  maxBackoffMs?: number;
+  /** Backoff after a crash and kill grace (PLAYLINE_MEDIA_*). Default: 1 s doubling to 30 s, 3 s. */
+  restart?: RestartSettings;
+  /** Time without media after which a source counts as gone (PLAYLINE_SLICER_STALL_MS). Default 10 s. */
+  stallMs?: number;
   /** Called on each restart of a slicer process (metrics). */
   onRestart?: () => void;
   /** `hls` push ingest: its URL tokens, and this instance's base URL as encoders reach it. Without it `hls` is refused. */
@@ -91,7 +93,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
   private readonly failures = new Map<string, string>();
   /** Ports being probed or taken, so concurrent tasks never pick the same. */
   private readonly reserved = new Set<number>();
-  private readonly run: ProcessRun;
+  private readonly run: ProcessRunner;
 
   constructor(private readonly options: FfmpegProvisionerOptions) {
     this.run = options.run ?? runMediaProcess;
@@ -245,7 +247,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     let ingestUrl: string;
     let port: number | undefined;
     let listen: ListenProtocol | undefined;
-    let run = this.run;
+    let waitForSource: ((signal: AbortSignal, again: boolean) => Promise<void>) | undefined;
     if (hlsPush) {
       // The encoder PUTs its playlist and segments into the input directory; ffmpeg reads them once the playlist is there.
       const inputDir = liveInputDir(this.options.mediaRoot, s.owner, s.slicerId);
@@ -254,11 +256,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       const playlist = join(inputDir, LIVE_INDEX_FILE);
       input = ['-i', playlist];
       ingestUrl = hlsPush.tokens.urlOf(hlsPush.baseUrl(), s.owner, s.slicerId);
-      const runProcess = this.run;
-      run = async (command, args, options) => {
-        await waitForFile(playlist, options.signal);
-        return runProcess(command, args, options);
-      };
+      waitForSource = async (signal, again) => waitForFile(playlist, signal, again ? await modifiedAt(playlist) : undefined);
     } else {
       listen = protocol as ListenProtocol;
       const taken = await this.takePort(listen, s.preferredPort, s.keepPort);
@@ -276,27 +274,25 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     ];
     // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.
     args[args.length - 1] = join(dir, args[args.length - 1] as string);
-    const marker = join(dir, MARKER);
     const supervised = new LiveSlicerProcess({
       command: this.options.ffmpeg,
       args,
       cwd: dir,
-      run,
+      run: this.run,
       clock: this.options.clock,
-      backoffMs: this.options.backoffMs ?? 1_000,
-      maxBackoffMs: this.options.maxBackoffMs ?? 30_000,
-      onSpawn: (pid) => {
-        try {
-          writeProcessMarker(marker, pid, dir);
-        } catch (err) {
-          this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker');
-        }
+      restart: this.options.restart ?? defaultRestartSettings,
+      stallMs: this.options.stallMs ?? 10_000,
+      marker: {
+        file: join(dir, MARKER),
+        tag: dir,
+        onError: (err) => this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker'),
       },
+      ...(waitForSource ? { waitForSource } : {}),
       ...(this.options.onRestart ? { onRestart: this.options.onRestart } : {}),
-      onExit: (result, wasLive) => {
-        if (result.aborted) return;
-        const context = { slicerId: s.slicerId, exitCode: result.exitCode, signal: result.signal, stderr: result.stderrTail.slice(-3) };
-        if (wasLive) this.options.log.info(context, 'slicer source ended; listening again');
+      onRunEnd: (end) => {
+        const context = { slicerId: s.slicerId, reason: end.reason, exitCode: end.result?.exitCode, signal: end.result?.signal, stderr: end.result?.stderrTail.slice(-3) };
+        if (end.cause === 'stalled') this.options.log.info(context, 'slicer source stalled; listening again');
+        else if (!end.failure) this.options.log.info(context, 'slicer source ended; listening again');
         else this.options.log.warn(context, 'slicer process ended; starting it again after a backoff');
       },
     });
@@ -356,10 +352,18 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
   }
 }
 
-/** Resolves once `file` exists (checked every 250 ms) or the signal fires. */
-async function waitForFile(file: string, signal: AbortSignal | undefined): Promise<void> {
-  while (!signal?.aborted) {
-    if (await stat(file).then(() => true, () => false)) return;
+const modifiedAt = (file: string): Promise<number | undefined> => stat(file).then((st) => st.mtimeMs, () => undefined);
+
+/**
+ * Resolves once `file` exists, and was written since it had the time `stale` when given, or
+ * when the signal fires; checked every 250 ms. After a run ended (the source stalled), the
+ * encoder's playlist is read again only once the encoder wrote it anew: the old one would
+ * replay its last segments into the live window.
+ */
+async function waitForFile(file: string, signal: AbortSignal, stale: number | undefined): Promise<void> {
+  while (!signal.aborted) {
+    const written = await modifiedAt(file);
+    if (written !== undefined && written !== stale) return;
     await delay(250, undefined, { signal }).catch(() => undefined);
   }
 }

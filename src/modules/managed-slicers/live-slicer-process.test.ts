@@ -1,77 +1,74 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../platform/clock.js';
-import type { MediaProcessOptions, MediaProcessResult } from '../../platform/media/media-process.js';
+import { FakeProcessRunner, settle } from '../../platform/media/fake-process-runner.test-support.js';
 import { LiveSlicerProcess } from './live-slicer-process.js';
 
-/** A fake ffmpeg: each run waits until the test ends it, after feeding it progress lines. */
-class FakeRuns {
-  readonly runs: Array<{ options: MediaProcessOptions; end: (result: Partial<MediaProcessResult>) => void }> = [];
-
-  run = (_command: string, _args: readonly string[], options: MediaProcessOptions): Promise<MediaProcessResult> =>
-    new Promise((resolve) => {
-      const end = (result: Partial<MediaProcessResult>) =>
-        resolve({ exitCode: 1, signal: null, aborted: false, spawnError: undefined, stdout: '', stderrTail: [], ...result });
-      options.signal?.addEventListener('abort', () => end({ exitCode: null, signal: 'SIGTERM', aborted: true }), { once: true });
-      options.onSpawn?.(1000 + this.runs.length);
-      this.runs.push({ options, end });
-    });
-
-  progress(n: number, block: { totalSize: number; outTimeUs: number }): void {
-    const feed = this.runs[n]?.options.onStdoutLine;
-    assert.ok(feed);
-    for (const line of [`total_size=${block.totalSize}`, `out_time_us=${block.outTimeUs}`, 'progress=continue']) feed(line);
-  }
-}
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
-const slicerProcess = (clock: FakeClock, runs: FakeRuns, restarts: { n: number }) =>
-  new LiveSlicerProcess({ command: 'ffmpeg', args: [], run: runs.run, clock, backoffMs: 1000, maxBackoffMs: 4000, onRestart: () => restarts.n++ });
+const slicerProcess = (clock: FakeClock, runs: FakeProcessRunner, restarts: { n: number }) =>
+  new LiveSlicerProcess({
+    command: 'ffmpeg',
+    args: [],
+    run: runs.run,
+    clock,
+    restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 },
+    stallMs: 10_000,
+    onRestart: () => restarts.n++,
+  });
 
 describe('LiveSlicerProcess', () => {
-  test('media in the progress output makes it live with the input bitrate; a source that goes away is listened for again at once', async () => {
+  test('media in the progress output makes it live with the input bitrate; a source that stalls or goes away is listened for again at once', async () => {
     const clock = new FakeClock();
-    const runs = new FakeRuns();
+    const runs = new FakeProcessRunner();
     const restarts = { n: 0 };
     const p = slicerProcess(clock, runs, restarts);
+    assert.equal(p.snapshot().state, 'provisioning');
     p.start();
     await settle();
     assert.equal(p.snapshot().state, 'waiting_for_source');
-    runs.progress(0, { totalSize: 0, outTimeUs: 0 });
+    clock.advance(60_000);
+    assert.deepEqual([p.snapshot().state, runs.last().aborted], ['waiting_for_source', false], 'no source yet: it waits as long as it takes');
+    runs.last().progress({ totalSize: 0, outTimeUs: 0 });
     assert.equal(p.snapshot().state, 'waiting_for_source', 'no media yet');
-    runs.progress(0, { totalSize: 125_000, outTimeUs: 1_000_000 });
-    runs.progress(0, { totalSize: 250_000, outTimeUs: 2_000_000 });
+    runs.last().progress({ totalSize: 125_000, outTimeUs: 1_000_000 });
+    runs.last().progress({ totalSize: 250_000, outTimeUs: 2_000_000 });
     const live = p.snapshot();
     assert.equal(live.state, 'live');
     assert.equal(live.inputKbps, 1000, '125,000 bytes in a second');
     assert.equal(live.lastFrameAt, clock.now());
-    clock.advance(10_001);
+    const lastFrameAt = clock.now();
+    clock.advance(9_999);
+    assert.equal(runs.last().aborted, false, 'not before 10 s without media');
+    clock.advance(1);
     assert.deepEqual([p.snapshot().state, p.snapshot().inputKbps], ['waiting_for_source', null], 'no media for 10 s: the source stalled');
-    runs.progress(0, { totalSize: 375_000, outTimeUs: 3_000_000 });
+    assert.equal(runs.last().aborted, true, 'the stalled process is ended (it would hold the only connection)');
+    await settle();
+    assert.equal(runs.runs.length, 2, 'and listens again without waiting');
+    assert.deepEqual(
+      { state: p.snapshot().state, reason: p.snapshot().failureReason, restarts: restarts.n, lastFrameAt: p.snapshot().lastFrameAt },
+      { state: 'waiting_for_source', reason: null, restarts: 1, lastFrameAt },
+    );
+    runs.last().progress({ totalSize: 375_000, outTimeUs: 3_000_000 });
     assert.equal(p.snapshot().state, 'live', 'media again');
 
-    runs.runs[0]?.end({ exitCode: 1, stderrTail: ['srt: Input/output error'] });
+    runs.last().exit({ exitCode: 1, stderrTail: ['srt: Input/output error'] });
     await settle();
-    await settle();
-    assert.equal(runs.runs.length, 2, 'started again without waiting');
-    assert.equal(restarts.n, 1);
+    assert.equal(runs.runs.length, 3, 'started again without waiting');
+    assert.equal(restarts.n, 2);
     assert.deepEqual({ state: p.snapshot().state, reason: p.snapshot().failureReason, kbps: p.snapshot().inputKbps }, { state: 'waiting_for_source', reason: null, kbps: null });
     await p.stop();
     assert.equal(p.snapshot().state, 'stopped');
-    assert.equal(runs.runs.length, 2);
+    assert.equal(runs.runs.length, 3);
   });
 
   test('a process that ends without media is started again after a backoff that doubles up to its cap, with the reason shown meanwhile', async () => {
     const clock = new FakeClock();
-    const runs = new FakeRuns();
+    const runs = new FakeProcessRunner();
     const restarts = { n: 0 };
     const p = slicerProcess(clock, runs, restarts);
     p.start();
     await settle();
     const crash = async (n: number) => {
-      runs.runs[n]?.end({ exitCode: 1, stderrTail: ['Connection to tcp://0.0.0.0:1935 failed: Address already in use'] });
-      await settle();
+      runs.runs[n]?.exit({ exitCode: 1, stderrTail: ['Connection to tcp://0.0.0.0:1935 failed: Address already in use'] });
       await settle();
     };
     await crash(0);
@@ -102,24 +99,59 @@ describe('LiveSlicerProcess', () => {
     await settle();
     assert.equal(runs.runs.length, 5);
     assert.equal(restarts.n, 4);
-    runs.progress(4, { totalSize: 1000, outTimeUs: 40_000 });
+    runs.last().progress({ totalSize: 1000, outTimeUs: 40_000 });
     assert.equal(p.snapshot().state, 'live');
     assert.equal(p.snapshot().failureReason, null, 'media clears the reason');
+    assert.deepEqual(runs.runs.map((r) => r.options.killGraceMs), [3000, 3000, 3000, 3000, 3000]);
     await p.stop();
   });
 
   test('stop during a backoff ends the supervision without starting the process again', async () => {
     const clock = new FakeClock();
-    const runs = new FakeRuns();
+    const runs = new FakeProcessRunner();
     const p = slicerProcess(clock, runs, { n: 0 });
     p.start();
     await settle();
-    runs.runs[0]?.end({ exitCode: 1 });
+    runs.runs[0]?.exit({ exitCode: 1 });
     await settle();
     await p.stop();
     clock.advance(60_000);
     await settle();
     assert.equal(runs.runs.length, 1);
     assert.equal(p.snapshot().state, 'stopped');
+  });
+
+  test('each run waits for its source first (hls push), told whether a run ended before', async () => {
+    const clock = new FakeClock();
+    const runs = new FakeProcessRunner();
+    const asked: boolean[] = [];
+    let sourceReady: () => void = () => undefined;
+    const p = new LiveSlicerProcess({
+      command: 'ffmpeg',
+      args: ['-i', 'index.m3u8'],
+      run: runs.run,
+      clock,
+      restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 },
+      stallMs: 10_000,
+      waitForSource: (signal, again) => {
+        asked.push(again);
+        return new Promise((resolve) => {
+          sourceReady = resolve;
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      },
+    });
+    p.start();
+    await settle();
+    assert.deepEqual([runs.runs.length, p.snapshot().state], [0, 'waiting_for_source']);
+    sourceReady();
+    await settle();
+    assert.equal(runs.runs.length, 1);
+    runs.last().progress({ totalSize: 1000, outTimeUs: 40_000 });
+    clock.advance(10_000);
+    await settle();
+    assert.deepEqual([asked, runs.runs.length], [[false, true], 1], 'the next run waits for a playlist written anew');
+    await p.stop();
+    assert.equal(runs.runs.length, 1, 'stopped while waiting: nothing spawned');
   });
 });

@@ -1,159 +1,96 @@
 import type { Clock } from '../../platform/clock.js';
-import { failureLine, type MediaProcessOptions, type MediaProcessResult } from '../../platform/media/media-process.js';
-import type { LiveStatus } from './live-status.js';
+import type { ProcessRunner } from '../../platform/media/media-process.js';
+import { SupervisedProcess, type RunEnd, type SupervisedState } from '../../platform/media/supervised-process.js';
+import type { RestartSettings } from '../../platform/media/supervision-policy.js';
+import type { LiveState, LiveStatus } from './live-status.js';
 
 export { liveStates, type LiveState, type LiveStatus } from './live-status.js';
-
-/** Runs one ffmpeg process: `runMediaProcess` or a fake (tests). */
-export type ProcessRun = (command: string, args: readonly string[], options: MediaProcessOptions) => Promise<MediaProcessResult>;
 
 export interface LiveProcessOptions {
   command: string;
   args: readonly string[];
   /** Working directory of the process. */
   cwd?: string;
-  run: ProcessRun;
+  run: ProcessRunner;
   clock: Clock;
-  /** First wait before starting a crashed process again; doubles per crash in a row up to `maxBackoffMs`. */
-  backoffMs: number;
-  maxBackoffMs: number;
-  /** Called with the pid of each process started (orphan markers). */
-  onSpawn?: (pid: number) => void;
-  /** Time without media after which a live slicer shows `waiting_for_source` again. Default 10 s. */
-  stallMs?: number;
+  restart: RestartSettings;
+  /** Time without media, once some arrived, after which the source counts as gone (PLAYLINE_SLICER_STALL_MS). */
+  stallMs: number;
+  /** The marker file of the process (orphan clean-up), and the text of its command line that names it. */
+  marker?: { file: string; tag: string; onError?: (err: unknown) => void };
+  /**
+   * Resolves once the source can be read, or on abort (`hls` push: the encoder's playlist; `again`
+   * when a run of this process ended before, so only a playlist written anew will do). Default: at once.
+   */
+  waitForSource?: (signal: AbortSignal, again: boolean) => Promise<void>;
   /** Called on each restart (metrics). */
   onRestart?: () => void;
-  onExit?: (result: MediaProcessResult, wasLive: boolean) => void;
+  /** Called as each run ends (not at stop): logs. */
+  onRunEnd?: (end: RunEnd) => void;
 }
 
-const STALL_MS = 10_000;
+const shown: Record<SupervisedState, LiveState> = {
+  idle: 'provisioning',
+  starting: 'waiting_for_source',
+  running: 'live',
+  // Only the stall rule ends a slicer's run: its source stopped sending.
+  ending: 'waiting_for_source',
+  backoff: 'restarting',
+  stopping: 'stopped',
+  stopped: 'stopped',
+};
 
 /**
- * Keeps one slicer's ffmpeg running until stopped. A process that ends after it received media
- * (the source went away) is started again at once to wait for the source; one that ends
- * without media (a crash, a refused input) is started again after a backoff that doubles up
- * to a cap. Reads the process's `-progress` blocks for the input health.
+ * One slicer's ffmpeg, as a configuration of the media supervisor: a listener. It waits for its
+ * source as long as it takes (no first-progress deadline); a source that went away, or that
+ * stopped sending for `stallMs`, is listened for again at once (an ffmpeg listener takes one
+ * connection, and a half-open RTMP connection would otherwise hold it for good); a process that
+ * ends without media (a crash, a refused input) is started again after the backoff. The input
+ * bitrate is the first output's (`-c copy` to /dev/null) from the shared `-progress` parser.
  */
 export class LiveSlicerProcess {
-  private readonly status: LiveStatus = { state: 'provisioning', failureReason: null, inputKbps: null, lastFrameAt: null, restarts: 0 };
-  private controller = new AbortController();
-  private stopped = false;
-  private cancelBackoff: (() => void) | undefined;
-  private wakeBackoff: (() => void) | undefined;
-  private crashesInRow = 0;
-  private loop: Promise<void> | undefined;
-  private current: { pid: number | undefined; alive: boolean } = { pid: undefined, alive: false };
+  private readonly supervisor: SupervisedProcess;
+  private ranBefore = false;
 
-  constructor(private readonly options: LiveProcessOptions) {}
+  constructor(options: LiveProcessOptions) {
+    const { args, cwd, marker } = options;
+    this.supervisor = new SupervisedProcess({
+      command: options.command,
+      run: options.run,
+      clock: options.clock,
+      policy: { ...options.restart, stallMs: options.stallMs, firstProgressDeadline: false, endAfterProgress: 'expected' },
+      prepare: async (_end, signal) => {
+        await options.waitForSource?.(signal, this.ranBefore);
+        return { args, ...(cwd !== undefined ? { cwd } : {}), ...(marker ? { tag: marker.tag } : {}) };
+      },
+      ...(marker ? { marker: { file: marker.file, ...(marker.onError ? { onError: marker.onError } : {}) } } : {}),
+      ...(options.onRestart ? { onRestart: options.onRestart } : {}),
+      onRunEnd: (end) => {
+        this.ranBefore = true;
+        options.onRunEnd?.(end);
+      },
+    });
+  }
 
-  /** The status now: `live` only while media arrived within `stallMs` (a source can stall without ffmpeg ending). */
+  /** The status now: `live` while media arrives; `restarting` only while a failed process waits for its backoff. */
   snapshot(): LiveStatus {
-    const { lastFrameAt } = this.status;
-    if (this.status.state === 'live' && lastFrameAt !== null && this.options.clock.now() - lastFrameAt > (this.options.stallMs ?? STALL_MS)) {
-      return { ...this.status, state: 'waiting_for_source', inputKbps: null };
-    }
-    return { ...this.status };
+    const { state, lastFailure, progress, restarts } = this.supervisor.status();
+    const live = shown[state] === 'restarting' && lastFailure === null ? 'waiting_for_source' : shown[state];
+    return { state: live, failureReason: lastFailure, inputKbps: live === 'live' ? (progress?.kbps ?? null) : null, lastFrameAt: progress?.at ?? null, restarts };
   }
 
   /** Whether a process of this slicer runs right now, and its pid. */
   running(): { pid: number | undefined; alive: boolean } {
-    return { ...this.current };
+    const { pid } = this.supervisor.status();
+    return { pid, alive: pid !== undefined };
   }
 
   start(): void {
-    this.loop ??= this.supervise();
+    this.supervisor.start();
   }
 
-  /** Stops the process (SIGTERM, then SIGKILL) and the supervision; resolves once it is gone. */
+  /** Stops the process (SIGTERM, then SIGKILL after the grace) and the supervision; resolves once it is gone. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.controller.abort();
-    this.cancelBackoff?.();
-    this.wakeBackoff?.();
-    await this.loop;
-    this.status.state = 'stopped';
-  }
-
-  private async supervise(): Promise<void> {
-    while (!this.stopped) {
-      const wasLive = await this.runOnce();
-      if (this.stopped) return;
-      this.status.restarts++;
-      this.options.onRestart?.();
-      if (wasLive) {
-        this.crashesInRow = 0;
-        this.status.state = 'waiting_for_source';
-        continue;
-      }
-      this.crashesInRow++;
-      this.status.state = 'restarting';
-      const wait = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** (this.crashesInRow - 1));
-      await this.backoff(wait);
-    }
-  }
-
-  private backoff(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      this.wakeBackoff = resolve;
-      this.cancelBackoff = this.options.clock.setTimer(() => {
-        this.cancelBackoff = undefined;
-        resolve();
-      }, ms);
-    });
-  }
-
-  /** One run of the process; true when it received media before it ended. */
-  private async runOnce(): Promise<boolean> {
-    let wasLive = false;
-    let lastSize: number | null = null;
-    let lastTimeUs: number | null = null;
-    let block: { totalSize?: number; outTimeUs?: number } = {};
-    this.controller = new AbortController();
-    this.status.state = 'waiting_for_source';
-    const onLine = (line: string): void => {
-      const eq = line.indexOf('=');
-      if (eq <= 0) return;
-      const key = line.slice(0, eq).trim();
-      const value = line.slice(eq + 1).trim();
-      if (key === 'total_size') {
-        const n = Number(value);
-        if (Number.isFinite(n) && n >= 0) block.totalSize = n;
-      } else if (key === 'out_time_us') {
-        const n = Number(value);
-        if (Number.isFinite(n) && n >= 0) block.outTimeUs = n;
-      } else if (key === 'progress') {
-        const { totalSize, outTimeUs } = block;
-        block = {};
-        if (outTimeUs === undefined || (lastTimeUs !== null && outTimeUs <= lastTimeUs)) return;
-        if (totalSize !== undefined && lastSize !== null && lastTimeUs !== null && totalSize >= lastSize) {
-          this.status.inputKbps = Math.round(((totalSize - lastSize) * 8) / ((outTimeUs - lastTimeUs) / 1000));
-        }
-        if (totalSize !== undefined) lastSize = totalSize;
-        lastTimeUs = outTimeUs;
-        if (outTimeUs > 0) {
-          wasLive = true;
-          this.status.lastFrameAt = this.options.clock.now();
-          this.status.state = 'live';
-          this.status.failureReason = null;
-        }
-      }
-    };
-    const result = await this.options.run(this.options.command, this.options.args, {
-      signal: this.controller.signal,
-      onStdoutLine: onLine,
-      onSpawn: (pid) => {
-        this.current = { pid, alive: true };
-        this.options.onSpawn?.(pid);
-      },
-      killGraceMs: 3000,
-      ...(this.options.cwd !== undefined ? { cwd: this.options.cwd } : {}),
-    });
-    this.current = { pid: undefined, alive: false };
-    this.options.onExit?.(result, wasLive);
-    if (!this.stopped) {
-      this.status.failureReason = wasLive ? null : failureLine(result);
-      this.status.inputKbps = null;
-    }
-    return wasLive;
+    await this.supervisor.stop();
   }
 }

@@ -8,6 +8,7 @@ import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
+import { restartSettingsOf } from '../../platform/media/supervision-policy.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
@@ -143,6 +144,8 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       preset: 'veryfast',
       clock,
       log,
+      restart: restartSettingsOf(config),
+      stallMs: config.slicerStallMs,
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPush: { tokens: hlsTokens, baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
     });

@@ -76,8 +76,7 @@ describe('FfmpegPublisher supervision (fake clock, fake ffmpeg)', () => {
       registry,
       run,
       stallMs: 10_000,
-      retryInitialMs: 1000,
-      retryMaxMs: 8000,
+      restart: { backoff: { initialMs: 1000, maxMs: 8000 }, killGraceMs: 2000 },
     });
   });
   after(async () => {

@@ -1,20 +1,17 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { killMarkedProcess, writeProcessMarker } from '../../platform/media/process-marker.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { killMarkedProcess } from '../../platform/media/process-marker.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import type { Logger } from '../../platform/logger.js';
-import { FfmpegProgressParser } from '../../platform/media/ffmpeg-progress.js';
-import { failureLine, runMediaProcess } from '../../platform/media/media-process.js';
-import { secretFifo, type SecretFifo } from '../../platform/media/secret-fifo.js';
+import { runMediaProcess, type ProcessRunner } from '../../platform/media/media-process.js';
+import { SupervisedProcess, type EndRun, type ProcessLaunch } from '../../platform/media/supervised-process.js';
+import { defaultRestartSettings, type RestartSettings } from '../../platform/media/supervision-policy.js';
 import { isSafePathId, livePlaylistPath } from '../../platform/media/media-layout.js';
 import type { PublishJob, PublishOutcome, Publisher } from './publisher.js';
+import { openPushOutput, pushArgs } from './push-output.js';
 import { planPush, scrub, secretsOfPlan, type PlatformIngest, type PushPlan } from './push-plan.js';
-import { startRtmpRelay, type RtmpRelay } from './rtmp-relay.js';
-import { startHttpPushRelay, type HttpPushRelay } from './http-push-relay.js';
-import { startUdpRelay, type UdpRelay } from './udp-relay.js';
 import type { AddressCheck } from './target-probe.js';
 
 /** What a running push reports about itself after `start` (the schedule's status follows). */
@@ -50,12 +47,11 @@ export interface FfmpegPublisherDeps {
   /** Extra trust roots for rtmps destinations (tests). */
   ca?: string;
   /** Replaces the process runner (unit tests). */
-  run?: typeof runMediaProcess;
-  /** Time a push has to get its first frames accepted, and to keep them flowing. Default 20 s. */
+  run?: ProcessRunner;
+  /** Time a push has to get its first frames accepted, and to keep them flowing (PLAYLINE_PUBLISH_STALL_MS). Default 20 s. */
   stallMs?: number;
-  /** Backoff between attempts: doubles from `retryInitialMs` up to `retryMaxMs`. */
-  retryInitialMs?: number;
-  retryMaxMs?: number;
+  /** Backoff between attempts and kill grace (PLAYLINE_MEDIA_*). Default: 1 s doubling to 30 s, 3 s. */
+  restart?: RestartSettings;
 }
 
 /**
@@ -134,47 +130,71 @@ export class FfmpegPublisher implements Publisher {
   }
 }
 
+/**
+ * One started schedule's push, as a configuration of the media supervisor: every run must get
+ * its first frames accepted within the stall time and keep them flowing (a push is meant to run
+ * forever, so any end is a failure: reported, then retried after the backoff); each run opens
+ * its output afresh (push-output.ts). Before each retry, and every `recheckMs`, it asks whether
+ * the schedule still wants it.
+ */
 class Push {
-  state: PushState = 'starting';
   readonly first: Promise<PublishOutcome>;
   private settleFirst!: (outcome: PublishOutcome) => void;
   private stopped = false;
-  private failuresInRow = 0;
-  private controller: AbortController | undefined;
-  private running: Promise<void> | undefined;
-  private cancelRetry: (() => void) | undefined;
   private cancelRecheck: (() => void) | undefined;
+  private readonly supervisor: SupervisedProcess;
   private readonly secrets: string[];
   private readonly where: string;
 
   constructor(
     private readonly job: PublishJob,
     private readonly plan: Exclude<PushPlan, { kind: 'hls-pull' }>,
-    private readonly ffmpeg: string,
+    ffmpeg: string,
     private readonly deps: FfmpegPublisherDeps,
-    private readonly counters: Pick<FfmpegPublisher, 'restarts' | 'failures'>,
+    counters: Pick<FfmpegPublisher, 'restarts' | 'failures'>,
     private readonly forget: () => void,
   ) {
     this.first = new Promise((resolve) => (this.settleFirst = resolve));
     this.secrets = secretsOfPlan(plan, job.target);
     this.where = `${plan.host.includes(':') ? `[${plan.host}]` : plan.host}:${plan.port}`;
+    const stallMs = deps.stallMs ?? 20_000;
+    const seconds = stallMs / 1000;
+    this.supervisor = new SupervisedProcess({
+      command: ffmpeg,
+      run: deps.run ?? runMediaProcess,
+      clock: deps.clock,
+      policy: { ...(deps.restart ?? defaultRestartSettings), stallMs, firstProgressDeadline: true, endAfterProgress: 'failure' },
+      prepare: (end, signal) => this.prepare(end, signal),
+      ...(deps.markerDir ? { marker: { file: join(deps.markerDir, `${job.scheduleId}.json`) } } : {}),
+      stderrTailLines: 5,
+      describe: (end, fallback) => {
+        const reason =
+          end.cause === 'stalled'
+            ? end.progressed ? `the destination stopped taking the stream (no progress for ${seconds} s)` : `the destination did not accept the stream within ${seconds} s`
+            : end.detail ?? `ffmpeg ended: ${fallback}`;
+        return scrub(reason, this.secrets);
+      },
+      beforeRestart: () => this.stillWanted(),
+      onStateChange: (state) => {
+        if (state === 'running') this.accepted();
+      },
+      onRunEnd: (end) => {
+        counters.failures?.inc();
+        this.failed(end.reason);
+      },
+      onRestart: () => counters.restarts?.inc(),
+    });
+  }
+
+  get state(): PushState {
+    const { state, restarts } = this.supervisor.status();
+    if (state === 'running') return 'active';
+    return restarts === 0 && (state === 'idle' || state === 'starting') ? 'starting' : 'retrying';
   }
 
   begin(): void {
-    if (this.stopped) return;
-    if (this.cancelRecheck === undefined && this.deps.wanted) this.recheck();
-    this.running = this.attempt().then((reason) => {
-      if (this.stopped) return;
-      this.failed(reason);
-      const delay = Math.min(this.deps.retryMaxMs ?? 30_000, (this.deps.retryInitialMs ?? 1000) * 2 ** Math.min(this.failuresInRow - 1, 16));
-      this.cancelRetry = this.deps.clock.setTimer(() => {
-        void this.stillWanted().then((wanted) => {
-          if (!wanted || this.stopped) return;
-          this.counters.restarts?.inc();
-          this.begin();
-        });
-      }, delay);
-    });
+    if (this.deps.wanted) this.recheck();
+    this.supervisor.start();
   }
 
   /**
@@ -195,125 +215,42 @@ class Push {
     if (!wanted) {
       this.deps.log.info({ schedule: this.job.scheduleId }, 'publishing: the schedule no longer wants this push (stopped, deleted or retargeted); it ends');
       this.forget();
-      await this.stop();
+      // Not awaited: asked before a retry, the supervisor is waiting for this very answer.
+      void this.stop();
     }
     return wanted;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.cancelRetry?.();
     this.cancelRecheck?.();
-    this.controller?.abort();
-    await this.running;
+    await this.supervisor.stop();
     this.settleFirst({ ok: false, reason: 'stopped' });
   }
 
   private accepted(): void {
-    this.failuresInRow = 0;
-    if (this.state === 'active') return;
-    this.state = 'active';
     this.deps.log.info({ schedule: this.job.scheduleId, target: this.job.targetId, destination: this.where }, 'publishing: the destination accepts the stream');
     this.settleFirst({ ok: true });
     this.deps.report({ workspaceId: this.job.workspaceId, scheduleId: this.job.scheduleId, state: 'active' });
   }
 
   private failed(reason: string): void {
-    this.failuresInRow += 1;
-    this.counters.failures?.inc();
-    this.state = 'retrying';
     this.deps.log.warn({ schedule: this.job.scheduleId, target: this.job.targetId, reason }, 'publishing: push failed; retrying');
     this.settleFirst({ ok: false, reason });
     this.deps.report({ workspaceId: this.job.workspaceId, scheduleId: this.job.scheduleId, state: 'error', reason });
   }
 
-  /** One ffmpeg run; resolves with why it ended (only meaningful when not stopped). */
-  private async attempt(): Promise<string> {
+  /** One run's launch: the live window as input, the destination checked, its output opened; else why not. */
+  private async prepare(end: EndRun, signal: AbortSignal): Promise<ProcessLaunch | string> {
     const { job, plan, deps } = this;
     const input = livePlaylistPath(deps.mediaRoot, job.workspaceId, job.contentId);
     if (!existsSync(input)) return `content ${job.contentId} is not live (no live window)`;
-    const controller = new AbortController();
-    this.controller = controller;
-    let relay: RtmpRelay | HttpPushRelay | UdpRelay | undefined;
-    let uploads: HttpPushRelay | undefined;
-    let fifo: SecretFifo | undefined;
-    let output: string[];
     const verdict = await deps.checkAddress(plan.host, plan.port);
     if (!verdict.ok) return `not allowed to connect to ${this.where}: ${verdict.detail}`;
-    if (this.stopped) return 'stopped';
-    if (plan.kind === 'hls-push') {
-      relay = uploads = await startHttpPushRelay(
-        { baseUrl: plan.baseUrl, address: verdict.address, family: verdict.family, ...(deps.ca ? { ca: deps.ca } : {}) },
-        // ffmpeg may go on after a refused upload: the attempt ends here, with the destination's answer.
-        () => controller.abort(),
-      );
-      output = ['-f', 'hls', '-method', 'PUT', '-hls_time', '2', '-hls_list_size', '6', '-hls_flags', 'delete_segments', `${relay.localBase}index.m3u8`];
-    } else if (plan.kind === 'rtmp') {
-      relay = await startRtmpRelay({ ...plan, address: verdict.address, ...(deps.ca ? { ca: deps.ca } : {}) });
-      output = ['-f', 'flv', '-flvflags', 'no_duration_filesize', relay.localUrl];
-    } else {
-      const options = Object.entries(plan.options);
-      // Passphrases and stream ids reach ffmpeg as a preset read from a named pipe, never argv.
-      if (options.length > 0) fifo = await secretFifo(options.map(([k, v]) => `${k}=${v.replace(/[\r\n]/g, '')}\n`).join(''));
-      let where = `${verdict.family === 6 ? `[${verdict.address}]` : verdict.address}:${plan.port}`;
-      if (plan.scheme === 'srt') {
-        // SRT runs over one UDP port: a loopback relay keeps the address off the command line too.
-        // (RIST pairs ports for RTP and RTCP; its address stays on the command line.)
-        relay = await startUdpRelay({ address: verdict.address, family: verdict.family, port: plan.port });
-        where = `127.0.0.1:${relay.port}`;
-      }
-      output = ['-f', 'mpegts', ...(fifo ? ['-fpre', fifo.path] : []), `${plan.scheme}://${where}`];
-    }
-    const args = [
-      '-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-stats_period', '1',
-      '-re', '-live_start_index', '-3', '-i', input,
-      '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', ...output,
-    ];
-    const stallMs = deps.stallMs ?? 20_000;
-    let stalled: string | undefined;
-    let cancelWatch = () => undefined as void;
-    const watch = () => {
-      cancelWatch();
-      cancelWatch = deps.clock.setTimer(() => {
-        stalled = this.state === 'active' ? `the destination stopped taking the stream (no progress for ${stallMs / 1000} s)` : `the destination did not accept the stream within ${stallMs / 1000} s`;
-        controller.abort();
-      }, stallMs);
-    };
-    watch();
-    let lastOut = 0;
-    const parser = new FfmpegProgressParser(({ outTimeUs }) => {
-      if (outTimeUs <= lastOut) return;
-      // HLS push: frames are only accepted once the destination took a file.
-      if (uploads !== undefined && uploads.accepted === 0) return;
-      lastOut = outTimeUs;
-      watch();
-      this.accepted();
-    });
-    const marker = deps.markerDir ? join(deps.markerDir, `${job.scheduleId}.json`) : undefined;
-    const result = await (deps.run ?? runMediaProcess)(this.ffmpeg, args, {
-      signal: controller.signal,
-      // The output (loopback relay or the SRT/RIST address) names this push on the command line.
-      ...(marker ? { onSpawn: (pid: number) => recordPush(marker, pid, output.at(-1) ?? '') } : {}),
-      onStdoutLine: (line) => parser.line(line),
-      stderrTailLines: 5,
-      killGraceMs: 2000,
-    });
-    cancelWatch();
-    if (marker) await rm(marker, { force: true });
-    await relay?.close();
-    await fifo?.close();
-    if (this.state === 'active' && !this.stopped) this.state = 'retrying';
-    const reason = stalled ?? relay?.lastFailure ?? `ffmpeg ended: ${failureLine(result)}`;
-    return scrub(reason, this.secrets);
-  }
-}
-
-/** Records a push's ffmpeg in its marker file as it spawns (see writeProcessMarker); a failure only loses the orphan clean-up. */
-function recordPush(marker: string, pid: number, tag: string): void {
-  try {
-    mkdirSync(dirname(marker), { recursive: true });
-    writeProcessMarker(marker, pid, tag);
-  } catch {
-    // the push runs all the same
+    if (signal.aborted) return 'stopped';
+    // ffmpeg may go on after a refused HLS upload: the run ends there, with the destination's answer.
+    const output = await openPushOutput(plan, verdict, deps.ca, (reason) => end(reason));
+    // The output (loopback relay or the SRT/RIST address) names this push on the command line: the marker's tag.
+    return { args: pushArgs(input, output.args), tag: output.args.at(-1) ?? '', accepting: output.accepting, failure: output.failure, close: () => output.close() };
   }
 }

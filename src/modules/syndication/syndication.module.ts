@@ -23,6 +23,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
+import { restartSettingsOf } from '../../platform/media/supervision-policy.js';
 import { join } from 'node:path';
 import type { Membership } from '../../platform/cluster/membership.js';
 
@@ -105,6 +106,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
           ...(deps.registry ? { registry: deps.registry } : {}),
           ...(deps.probeCa ? { ca: deps.probeCa } : {}),
           stallMs: config.publishStallMs,
+          restart: restartSettingsOf(config),
         })
       : undefined;
   const pullHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

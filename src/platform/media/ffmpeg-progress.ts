@@ -2,6 +2,11 @@
 export interface FfmpegProgress {
   /** Output time written so far, in microseconds. */
   outTimeUs: number;
+  /**
+   * Bytes written to the first output so far (`total_size`), or undefined while ffmpeg has not
+   * reported any (`N/A` before the output is opened).
+   */
+  totalSize: number | undefined;
   /** True on the last block (`progress=end`). */
   done: boolean;
 }
@@ -12,10 +17,12 @@ export interface FfmpegProgress {
  *
  * The output time is `out_time_us`, or `out_time_ms` when only that is given: despite its name
  * ffmpeg writes microseconds there too (a long-standing quirk kept for compatibility). Blocks
- * with no time yet (`N/A` before the first frame) report 0.
+ * with no time yet (`N/A` before the first frame) report 0. Neither the time nor the size ever
+ * goes down: a garbled or late value keeps the last one.
  */
 export class FfmpegProgressParser {
   private outTimeUs = 0;
+  private totalSize: number | undefined;
 
   constructor(private readonly onProgress: (progress: FfmpegProgress) => void) {}
 
@@ -30,7 +37,12 @@ export class FfmpegProgressParser {
       if (Number.isFinite(us) && us >= 0) this.outTimeUs = Math.max(this.outTimeUs, us);
       return;
     }
-    if (key === 'progress') this.onProgress({ outTimeUs: this.outTimeUs, done: value === 'end' });
+    if (key === 'total_size') {
+      const bytes = Number(value);
+      if (Number.isFinite(bytes) && bytes >= 0) this.totalSize = Math.max(this.totalSize ?? 0, bytes);
+      return;
+    }
+    if (key === 'progress') this.onProgress({ outTimeUs: this.outTimeUs, totalSize: this.totalSize, done: value === 'end' });
   }
 }
 

@@ -35,6 +35,9 @@ export interface MediaProcessResult {
 
 export const succeeded = (result: MediaProcessResult): boolean => result.exitCode === 0 && !result.aborted;
 
+/** The port through which supervisors run a media tool: `runMediaProcess`, or a fake in tests. */
+export type ProcessRunner = (command: string, args: readonly string[], options: MediaProcessOptions) => Promise<MediaProcessResult>;
+
 /**
  * Runs a media tool with an argument array (never through a shell, so no argument is ever
  * interpreted), streams stdout by line, keeps the tail of stderr, and stops the process when
