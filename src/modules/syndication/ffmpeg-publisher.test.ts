@@ -193,4 +193,28 @@ describe('FfmpegPublisher supervision (fake clock, fake ffmpeg)', () => {
     );
     assert.equal(runs.length, count);
   });
+  test('a destination the outbound guard refuses ends the push in error at once, without retrying (it retried forever)', async () => {
+    const refusedReports: PushReport[] = [];
+    const guarded = new FfmpegPublisher({
+      ffmpeg: () => 'ffmpeg',
+      mediaRoot,
+      clock,
+      log: createLogger({ level: 'silent' }),
+      checkAddress: async () => ({ ok: false, detail: '127.0.0.1 is a loopback address' }),
+      ingest: {},
+      report: (r) => void refusedReports.push(r),
+      run,
+      stallMs: 10_000,
+      restart: { backoff: { initialMs: 1000, maxMs: 8000 }, killGraceMs: 2000 },
+    });
+    const count = runs.length;
+    const outcome = await guarded.start(job('s7'));
+    assert.equal(outcome.ok, false);
+    assert.match(outcome.ok ? '' : outcome.reason, /not allowed to connect to 127\.0\.0\.1:9000: 127\.0\.0\.1 is a loopback address; not retried/);
+    await until(() => guarded.stateOf('s7') === undefined);
+    clock.advance(120_000);
+    await flush();
+    assert.equal(runs.length, count, 'ffmpeg never ran');
+    assert.deepEqual(refusedReports.map((r) => r.state), ['error'], 'one error, no retry');
+  });
 });

@@ -141,6 +141,8 @@ class Push {
   readonly first: Promise<PublishOutcome>;
   private settleFirst!: (outcome: PublishOutcome) => void;
   private stopped = false;
+  /** The SSRF guard refused the destination: retrying cannot help, the push ends after reporting it. */
+  private refused = false;
   private cancelRecheck: (() => void) | undefined;
   private readonly supervisor: SupervisedProcess;
   private readonly secrets: string[];
@@ -181,6 +183,11 @@ class Push {
       onRunEnd: (end) => {
         counters.failures?.inc();
         this.failed(end.reason);
+        if (this.refused) {
+          // Not awaited: the supervisor is reporting this very end.
+          this.forget();
+          void this.stop();
+        }
       },
       onRestart: () => counters.restarts?.inc(),
     });
@@ -235,7 +242,7 @@ class Push {
   }
 
   private failed(reason: string): void {
-    this.deps.log.warn({ schedule: this.job.scheduleId, target: this.job.targetId, reason }, 'publishing: push failed; retrying');
+    this.deps.log.warn({ schedule: this.job.scheduleId, target: this.job.targetId, reason }, this.refused ? 'publishing: push refused by the outbound guard; not retried' : 'publishing: push failed; retrying');
     this.settleFirst({ ok: false, reason });
     this.deps.report({ workspaceId: this.job.workspaceId, scheduleId: this.job.scheduleId, state: 'error', reason });
   }
@@ -246,7 +253,10 @@ class Push {
     const input = livePlaylistPath(deps.mediaRoot, job.workspaceId, job.contentId);
     if (!existsSync(input)) return `content ${job.contentId} is not live (no live window)`;
     const verdict = await deps.checkAddress(plan.host, plan.port);
-    if (!verdict.ok) return `not allowed to connect to ${this.where}: ${verdict.detail}`;
+    if (!verdict.ok) {
+      this.refused = true;
+      return `not allowed to connect to ${this.where}: ${verdict.detail}; not retried (change the target, or admit it with PLAYLINE_OUTBOUND_ALLOWLIST, then start the schedule again)`;
+    }
     if (signal.aborted) return 'stopped';
     // ffmpeg may go on after a refused HLS upload: the run ends there, with the destination's answer.
     const output = await openPushOutput(plan, verdict, deps.ca, (reason) => end(reason));
