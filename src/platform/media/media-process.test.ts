@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { failureLine, runMediaProcess, succeeded } from './media-process.js';
+import { failureLine, runMediaProcess, succeeded, type MediaProcessResult } from './media-process.js';
 
 const node = process.execPath;
 
@@ -60,4 +60,12 @@ test('an already aborted signal starts nothing', async () => {
   const result = await runMediaProcess(node, ['-e', 'console.log(1)'], { signal: AbortSignal.abort() });
   assert.equal(result.aborted, true);
   assert.equal(result.exitCode, null);
+});
+
+test('failure lines name no server directory: each absolute path keeps its last part, URLs stay whole', () => {
+  const result = (line: string): MediaProcessResult => ({ exitCode: 1, signal: null, aborted: false, spawnError: undefined, stdout: '', stderrTail: [line] });
+  assert.equal(failureLine(result('/var/lib/playline/media/live/ws1/sl1/index.m3u8: Invalid data found when processing input')), 'index.m3u8: Invalid data found when processing input');
+  assert.equal(failureLine(result("Error opening input file '/tmp/playline-fifo-Ab12/options'.")), "Error opening input file 'options'.");
+  assert.equal(failureLine(result('Connection to srt://127.0.0.1:9000 failed: Input/output error')), 'Connection to srt://127.0.0.1:9000 failed: Input/output error');
+  assert.equal(failureLine(result('[hls @ 0x55] Failed to open segment rtmp://h/app/x (/data/media/assets/ws/a/seg.m4s)')), '[hls @ 0x55] Failed to open segment rtmp://h/app/x (seg.m4s)');
 });

@@ -102,8 +102,19 @@ export function runMediaProcess(command: string, args: readonly string[], option
 
 /** One line that says why a tool failed: the last stderr line, or how it ended. */
 export function failureLine(result: MediaProcessResult): string {
-  if (result.spawnError) return result.spawnError.message;
+  if (result.spawnError) return withoutServerPaths(result.spawnError.message);
   const last = result.stderrTail.at(-1)?.trim();
-  if (last) return last;
+  if (last) return withoutServerPaths(last);
   return result.signal ? `ended by ${result.signal}` : `exit code ${String(result.exitCode)}`;
 }
+
+/** An absolute path standing alone (not the `//host` of a URL): at the start, or after a space, quote or bracket. */
+const ABSOLUTE_PATH = /(^|[\s'"(=[])\/(?:[^\s'"():/]+\/)+([^\s'"():/]*)/g;
+
+/**
+ * A tool's message without the server's directories: failure reasons reach customers (a slicer's
+ * `live.failure_reason`, an asset's or a schedule's reason), and a path such as
+ * `/var/lib/playline/media/live/<workspace>/<slicer>/index.m3u8` tells them how the server is laid
+ * out. Each absolute path keeps only its last part (`index.m3u8`).
+ */
+const withoutServerPaths = (text: string): string => text.replace(ABSOLUTE_PATH, (_match, before: string, last: string) => `${before}${last || '/'}`);
