@@ -14,6 +14,14 @@ export interface RtmpMessage {
 
 export const MSG_SET_CHUNK_SIZE = 1;
 export const MSG_ABORT = 2;
+export const MSG_ACKNOWLEDGEMENT = 3;
+export const MSG_USER_CONTROL = 4;
+export const MSG_WINDOW_ACK_SIZE = 5;
+export const MSG_SET_PEER_BANDWIDTH = 6;
+export const MSG_AUDIO = 8;
+export const MSG_VIDEO = 9;
+export const MSG_COMMAND_AMF3 = 17;
+export const MSG_DATA_AMF0 = 18;
 export const MSG_COMMAND_AMF0 = 20;
 
 const EXTENDED = 0xffffff;
