@@ -69,3 +69,11 @@ test('failure lines name no server directory: each absolute path keeps its last 
   assert.equal(failureLine(result('Connection to srt://127.0.0.1:9000 failed: Input/output error')), 'Connection to srt://127.0.0.1:9000 failed: Input/output error');
   assert.equal(failureLine(result('[hls @ 0x55] Failed to open segment rtmp://h/app/x (/data/media/assets/ws/a/seg.m4s)')), '[hls @ 0x55] Failed to open segment rtmp://h/app/x (seg.m4s)');
 });
+
+test('a process can read a stream on its stdin; one that ends before reading it all ends cleanly', async () => {
+  const { Readable } = await import('node:stream');
+  const read = await runMediaProcess(process.execPath, ['-e', 'let n = 0; process.stdin.on("data", (c) => (n += c.length)); process.stdin.on("end", () => console.log(n))'], { stdin: Readable.from([Buffer.alloc(70_000), Buffer.alloc(30_000)]), collectStdout: true });
+  assert.equal(read.stdout.trim(), '100000');
+  const early = await runMediaProcess(process.execPath, ['-e', 'process.exit(0)'], { stdin: Readable.from((function* () { for (let i = 0; i < 100; i++) yield Buffer.alloc(65_536); })()) });
+  assert.equal(early.exitCode, 0);
+});

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 
 export interface MediaProcessOptions {
   /** Aborting stops the process: SIGTERM, then SIGKILL after `killGraceMs`. */
@@ -16,6 +17,8 @@ export interface MediaProcessOptions {
   killGraceMs?: number;
   /** Working directory of the process (default: this process's). */
   cwd?: string;
+  /** What the process reads on its stdin (e.g. the FLV of an RTMP publisher); default: nothing. */
+  stdin?: Readable;
 }
 
 /** How a media process ended. Never thrown: the caller decides what a failure means. */
@@ -53,7 +56,12 @@ export function runMediaProcess(command: string, args: readonly string[], option
       resolve({ exitCode: null, signal: null, aborted: true, spawnError: undefined, stdout: '', stderrTail: [] });
       return;
     }
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
+    // The process may end before it read everything (EPIPE): that is its end, reported by 'close'.
+    child.stdin.on('error', () => undefined);
+    // Nothing to read unless a stream is given: the tool sees its stdin end at once.
+    if (options.stdin) options.stdin.pipe(child.stdin);
+    else child.stdin.end();
     let spawnError: Error | undefined;
     let killTimer: NodeJS.Timeout | undefined;
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import { FfmpegProgressParser, type FfmpegProgress } from './ffmpeg-progress.js';
 import { failureLine, type MediaProcessResult, type ProcessRunner } from './media-process.js';
@@ -32,6 +33,8 @@ const next: Record<SupervisedState, readonly SupervisedState[]> = {
 export interface ProcessLaunch {
   args: readonly string[];
   cwd?: string;
+  /** What the process reads on its stdin (an RTMP publisher's FLV). */
+  stdin?: Readable;
   /** Text of the command line that names this process in its marker (default: the last argument). */
   tag?: string;
   /** Whether advancing output counts as progress yet (an HLS push: once the destination took a file). */
@@ -222,6 +225,7 @@ export class SupervisedProcess {
       killGraceMs: policy.killGraceMs,
       ...(this.options.stderrTailLines !== undefined ? { stderrTailLines: this.options.stderrTailLines } : {}),
       ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
+      ...(launch.stdin ? { stdin: launch.stdin } : {}),
     });
     run.cancelWatchdog?.();
     // From here on, a late call of the launch's end() (a relay closing) or a late block is no news.
