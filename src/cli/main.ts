@@ -12,6 +12,7 @@ import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
 import { assetsCommand } from './assets.command.js';
+import { slicersCommand } from './slicers.command.js';
 import { ingestGrantsCommand } from './ingest-grants.command.js';
 import { apiCommand } from './api.command.js';
 import { loginCommand, logoutCommand } from './login.command.js';
@@ -32,7 +33,8 @@ Examples:
   playline login --owner <workspace id>             save the workspace and its key (asked for, never shown)
   playline api GET /api/v4/workspace                send a signed request, print the answer
   playline sign /api/v4/workspace                   print a signed curl command
-  playline assets upload movie.mp4 --wait           upload media to a running server, packaged to HLS`);
+  playline assets upload movie.mp4 --wait           upload media to a running server, packaged to HLS
+  playline slicers rotate-key <slicer id>           replace a slicer's stream key, print its new ingest URL`);
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
@@ -45,6 +47,7 @@ Examples:
   program.addCommand(simulateCommand());
   program.addCommand(clusterCommand());
   program.addCommand(assetsCommand());
+  program.addCommand(slicersCommand());
   program.addCommand(deliveriesCommand());
   program.addCommand(callbackCommand());
   program.addCommand(backupCommand());

@@ -38,6 +38,14 @@ export class ManagedSlicerApi {
     return this.core.request<ManagedSlicerView>('GET', `${SLICERS}/restart/${encodeURIComponent(id)}`);
   }
 
+  /**
+   * Replaces the slicer's stream key: the answer's `ingest_url` carries the new one, and its
+   * RESTART task restarts the slicer with it (an encoder using the old key is disconnected).
+   */
+  rotateStreamKey(id: string): Promise<ManagedSlicerView> {
+    return this.core.request<ManagedSlicerView>('POST', `${SLICERS}/${encodeURIComponent(id)}/rotate-stream-key`);
+  }
+
   delete(id: string): Promise<ManagedSlicerView> {
     return this.core.request<ManagedSlicerView>('DELETE', `${SLICERS}/${encodeURIComponent(id)}`);
   }

@@ -1,5 +1,16 @@
 import { h, setText } from './dom.js';
 
+/** One button of a row in an `actions` column. */
+export interface RowButton<T> {
+  label(row: T): string;
+  run(row: T, button: HTMLButtonElement): void;
+  disabled?(row: T): boolean;
+  /** Extra class of the button (`confirm` while it waits for the second click). */
+  className?(row: T): string;
+  /** Tooltip. */
+  title?: string;
+}
+
 /** One column: its header and how a row shows in it (text, an optional link, class or button). */
 export interface Column<T> {
   header: string;
@@ -14,6 +25,8 @@ export interface Column<T> {
   title?(row: T): string;
   /** The cell holds a button; `text` is its label. */
   action?: { run(row: T, button: HTMLButtonElement): void; disabled?(row: T): boolean };
+  /** The cell holds these buttons, stacked (a row's actions in one narrow column); `text` is not shown. */
+  actions?: RowButton<T>[];
   /** In a sortable table: what the column sorts by (default its text); actions never sort. */
   sortValue?(row: T): number | string;
   /** Long text (failures, errors, ingest URLs): wraps inside the cell instead of widening the table. */
@@ -61,7 +74,7 @@ export class KeyedTable<T> {
     this.body = h('tbody');
     this.headers = columns.map((c, i) => {
       const th = h('th', { scope: 'col', class: c.numeric ? 'num' : undefined });
-      if (options.sortable && !c.action) {
+      if (options.sortable && !c.action && !c.actions) {
         const button = h('button', { type: 'button', class: 'sort', title: `Sort by ${c.header.toLowerCase()}` }, c.header);
         button.addEventListener('click', () => this.sortBy(i));
         th.append(button);
@@ -179,6 +192,14 @@ export class KeyedTable<T> {
         const button = h('button', { type: 'button' });
         button.addEventListener('click', () => run(rendered.row, button));
         cell.append(button);
+      } else if (column.actions) {
+        const stack = h('div', { class: 'row-actions' });
+        for (const action of column.actions) {
+          const button = h('button', { type: 'button', title: action.title });
+          button.addEventListener('click', () => action.run(rendered.row, button));
+          stack.append(button);
+        }
+        cell.append(stack);
       }
       rendered.cells.push(cell);
       rendered.tr.append(cell);
@@ -191,8 +212,9 @@ export class KeyedTable<T> {
     if (tr.className !== rowClass) tr.className = rowClass;
     this.columns.forEach((column, i) => {
       const cell = cells[i] as HTMLTableCellElement;
+      if (column.actions) fillButtons(cell, column.actions, row);
       const target = (cell.firstElementChild as HTMLElement | null) ?? cell;
-      setText(target, column.text(row));
+      if (!column.actions) setText(target, column.text(row));
       if (column.href && target instanceof HTMLAnchorElement) {
         const href = column.href(row);
         if (target.getAttribute('href') !== href) target.setAttribute('href', href);
@@ -207,4 +229,17 @@ export class KeyedTable<T> {
       if (title !== undefined && cell.title !== title) cell.title = title;
     });
   }
+}
+
+function fillButtons<T>(cell: HTMLTableCellElement, actions: RowButton<T>[], row: T): void {
+  const buttons = cell.querySelectorAll('button');
+  actions.forEach((action, i) => {
+    const button = buttons[i];
+    if (!button) return;
+    setText(button, action.label(row));
+    const disabled = action.disabled?.(row) ?? false;
+    if (button.disabled !== disabled) button.disabled = disabled;
+    const className = action.className?.(row) ?? '';
+    if (button.className !== className) button.className = className;
+  });
 }

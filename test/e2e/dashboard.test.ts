@@ -311,7 +311,7 @@ describe('dashboard in Chromium', { skip }, () => {
     await assert.rejects(withNewKey.workspace.get(), /401/);
   });
 
-  test('slicers: create from the form, restart, delete', async () => {
+  test('slicers: create from the form, restart, rotate the stream key, delete', async () => {
     await page.click('a[href="#slicers"]');
     await page.waitForSelector('#slicer-region option[value="us-west-2"]', { ...WAIT, state: 'attached' });
     await page.fill('#slicer-name', 'Studio B');
@@ -326,11 +326,21 @@ describe('dashboard in Chromium', { skip }, () => {
     await page.waitForSelector(`${row} td:text-is("RESTART COMPLETED")`, WAIT);
     await page.waitForSelector(`#slicer-tasks tbody tr:has(td:text-is("RESTART")):has(td:text-is("Studio B"))`, WAIT);
     await page.screenshot({ path: join(artifacts, 'dashboard-slicers.png'), fullPage: true });
+    // Rotation asks for a second click, then shows the new ingest URL (and the row shows it too).
+    const before = (await client.managedSlicers.get(created.id)).ingest_url ?? '';
+    assert.match(before, /\?passphrase=[A-Za-z0-9_-]{32}&pbkeylen=16$/);
+    await page.click(`${row} button:text-is("Rotate stream key")`);
+    await page.click(`${row} button:text-is("Confirm rotate")`);
+    await page.waitForSelector('#slicer-rotated:not([hidden])', WAIT);
+    const rotated = (await client.managedSlicers.get(created.id)).ingest_url ?? '';
+    assert.notEqual(rotated, before);
+    assert.equal(await page.textContent('#slicer-rotated-url'), rotated);
+    await page.waitForSelector(`${row} td:text-is("${rotated}")`, WAIT);
     await page.click(`${row} button:text-is("Delete")`);
     await page.click(`${row} button:text-is("Confirm delete")`);
     await page.waitForSelector(`#slicer-tasks tbody tr:has(td:text-is("DELETE")):has(td:text-is("COMPLETED"))`, WAIT);
     const tasks = await client.core.request<{ items: { operation: string; state: string; slicer_id: string }[] }>('GET', '/api/v4/managed-slicer/slicers/tasks');
-    assert.deepEqual(tasks.items.filter((t) => t.slicer_id === created.id).map((t) => `${t.operation} ${t.state}`).sort(), ['CREATE COMPLETED', 'DELETE COMPLETED', 'RESTART COMPLETED']);
+    assert.deepEqual(tasks.items.filter((t) => t.slicer_id === created.id).map((t) => `${t.operation} ${t.state}`).sort(), ['CREATE COMPLETED', 'DELETE COMPLETED', 'RESTART COMPLETED', 'RESTART COMPLETED']);
   });
 
   test('publishing: create a target, an edit breaking a rule shows the API error next to its field; a schedule created, started, stopped and edited', async () => {

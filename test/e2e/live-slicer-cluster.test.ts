@@ -66,7 +66,7 @@ describe('cluster mode: a slicer runs on one instance and is taken over when it 
     const created = await pollUntil(() => fx.client(a).managedSlicers.getTask(slicer.task.id), (t) => t.state === 'COMPLETED' || t.state === 'FAILED', 'CREATE done');
     assert.equal(created.state, 'COMPLETED', JSON.stringify(created));
     const onA = await fx.client(a).managedSlicers.get(slicer.id);
-    assert.equal(onA.ingest_url, `srt://127.0.0.1:${PORT_BASE}`);
+    assert.match(onA.ingest_url ?? '', new RegExp(`^srt://127\\.0\\.0\\.1:${PORT_BASE}\\?passphrase=[A-Za-z0-9_-]{32}&pbkeylen=16$`));
     const seenFromB = await pollUntil(() => fx.client(b).managedSlicers.get(slicer.id), (s) => s.live?.state === 'waiting_for_source', 'B shows the state A stores');
     assert.equal(seenFromB.ingest_url, onA.ingest_url);
 
@@ -77,8 +77,9 @@ describe('cluster mode: a slicer runs on one instance and is taken over when it 
     await a.kill9();
 
     // The port is kept when free; the host is B's.
-    const taken = await pollUntil(() => fx.client(b).managedSlicers.get(slicer.id), (s) => /^srt:\/\/localhost:\d+$/.test(s.ingest_url ?? '') && s.live?.state === 'waiting_for_source', 'B took the slicer over', 60_000);
-    const port = Number(/:(\d+)$/.exec(taken.ingest_url ?? '')?.[1]);
+    const taken = await pollUntil(() => fx.client(b).managedSlicers.get(slicer.id), (s) => /^srt:\/\/localhost:\d+\?/.test(s.ingest_url ?? '') && s.live?.state === 'waiting_for_source', 'B took the slicer over', 60_000);
+    assert.equal(taken.ingest_url?.split('?')[1], onA.ingest_url?.split('?')[1], 'the stream key moves with the slicer');
+    const port = Number(/:(\d+)\?/.exec(taken.ingest_url ?? '')?.[1]);
     assert.ok(port >= PORT_BASE && port <= PORT_BASE + 9, String(taken.ingest_url));
     assert.equal(taken.state, 'running');
     assert.ok(!runs(orphan), 'the orphaned ffmpeg of A was ended');
@@ -87,7 +88,7 @@ describe('cluster mode: a slicer runs on one instance and is taken over when it 
 
     pushers.push(spawn('ffmpeg', [
       '-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '50', '-c:a', 'aac', '-f', 'mpegts', `srt://127.0.0.1:${port}`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '50', '-c:a', 'aac', '-f', 'mpegts', (taken.ingest_url ?? '').replace('//localhost:', '//127.0.0.1:'),
     ], { stdio: 'ignore' }));
     await pollUntil(() => fx.client(b).managedSlicers.get(slicer.id), (s) => s.live?.state === 'live', 'live on B', 60_000);
 

@@ -140,7 +140,8 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
     assert.equal(created.state, 'COMPLETED', JSON.stringify(created));
     const waiting = await waitForLive('waiting_for_source');
     assert.equal(waiting.state, 'running');
-    assert.match(waiting.ingest_url ?? '', new RegExp(`^srt://127\\.0\\.0\\.1:${PORT_BASE}$`));
+    // The slicer's stream key is the SRT passphrase of its ingest URL.
+    assert.match(waiting.ingest_url ?? '', new RegExp(`^srt://127\\.0\\.0\\.1:${PORT_BASE}\\?passphrase=[A-Za-z0-9_-]{32}&pbkeylen=16$`));
     outputDir = liveDir(join(dataDir, 'media'), owner, slicer.id);
 
     push(waiting.ingest_url as string);
@@ -231,7 +232,7 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
     const again = await waitForLive('waiting_for_source');
     assert.equal(again.state, 'running');
     // The port is kept when free (the usual case); a port held by anything else at that moment means the next one.
-    const port = Number(/:(\d+)$/.exec(again.ingest_url ?? '')?.[1]);
+    const port = Number(/:(\d+)\?/.exec(again.ingest_url ?? '')?.[1]);
     assert.ok(port >= PORT_BASE && port <= PORT_BASE + 9, `an ingest URL in the range: ${again.ingest_url}`);
     const pid = markedPid(outputDir);
     assert.ok(pid !== undefined && pid !== orphan && runs(pid));

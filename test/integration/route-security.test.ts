@@ -48,6 +48,7 @@ describe('route security, for every route of the app', () => {
     const slicerCases = {
       'GET /api/v4/managed-slicer/slicers/tasks/:id': { params: async () => ({ id: (await slicer()).task.id }) },
       'GET /api/v4/managed-slicer/slicers/restart/:id': { params: async () => ({ id: (await slicer()).id }) },
+      'POST /api/v4/managed-slicer/slicers/:id/rotate-stream-key': { params: async () => ({ id: (await slicer()).id }) },
       'GET /api/v4/managed-slicer/slicers/:id': { params: async () => ({ id: (await slicer()).id }) },
       'PATCH /api/v4/managed-slicer/slicers/:id': { params: async () => ({ id: (await slicer()).id }), body: { output_profile: 'hd-1080p' } },
       'DELETE /api/v4/managed-slicer/slicers/:id': { params: async () => ({ id: (await slicer()).id }) },

@@ -131,6 +131,7 @@ export class DashboardApi {
   createSlicer = (body: NewSlicer) => this.request<Slicer>('POST', '/managed-slicer/slicers', { body });
   restartSlicer = (slicerId: string) => this.request<Slicer>('GET', `/managed-slicer/slicers/restart/${encodeURIComponent(slicerId)}`);
   deleteSlicer = (slicerId: string) => this.request<Slicer>('DELETE', `/managed-slicer/slicers/${encodeURIComponent(slicerId)}`);
+  rotateSlicerKey = (slicerId: string) => this.request<Slicer>('POST', `/managed-slicer/slicers/${encodeURIComponent(slicerId)}/rotate-stream-key`);
 
   slicerTasks = (limit = 50) => this.request<SlicerTaskCollection>('GET', '/managed-slicer/slicers/tasks', { query: { limit } });
 }

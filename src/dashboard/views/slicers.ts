@@ -20,7 +20,7 @@ const ago = (unixMs: number | null | undefined): string => {
 
 const options = (labels: Record<string, string>) => Object.entries(labels).map(([value, label]) => h('option', { value }, label));
 
-/** Managed slicers (create, restart, delete) and their tasks, newest first, with their state. */
+/** Managed slicers (create, restart, rotate the stream key, delete) and their tasks, newest first, with their state. */
 export function slicersView(ctx: ViewContext): View {
   const problem = new ProblemLine();
   const slicerSummary = h('p', { class: 'muted' });
@@ -32,7 +32,25 @@ export function slicersView(ctx: ViewContext): View {
   const actions = new RowActions({ problem: actionProblem, redraw: () => table.update(slicers), refresh: () => poller.refreshNow() });
   const act = (slicer: Slicer, what: 'restart' | 'delete'): Promise<void> =>
     actions.run(slicer.id, () => (what === 'restart' ? ctx.api.restartSlicer(slicer.id) : ctx.api.deleteSlicer(slicer.id)), `Could not ${what} ${slicer.name}: `, what === 'delete');
-  const busy = (s: Slicer): boolean => actions.isPending(s.id) || s.state === 'deleting' || s.state === 'deleted';
+  // Rotation has its own second click (a pending "Confirm delete" of the same row is another question).
+  const rotations = new RowActions({ problem: actionProblem, redraw: () => table.update(slicers), refresh: () => poller.refreshNow() });
+  const busy = (s: Slicer): boolean => actions.isPending(s.id) || rotations.isPending(s.id) || s.state === 'deleting' || s.state === 'deleted';
+
+  // The new ingest URL after a rotation: the encoder must be pointed at it (the table shows it too).
+  const rotatedUrl = h('code', { id: 'slicer-rotated-url' });
+  const rotatedFor = h('p', { class: 'muted', id: 'slicer-rotated-for' });
+  const rotatedBox = h('div', { class: 'secret-once', id: 'slicer-rotated', hidden: true, role: 'status' },
+    h('strong', {}, 'New stream key: point the encoder at this ingest URL.'),
+    h('div', { class: 'secret-row' }, rotatedUrl),
+    rotatedFor,
+  );
+  const rotate = (slicer: Slicer): Promise<void> =>
+    rotations.run(slicer.id, async () => {
+      const rotated = await ctx.api.rotateSlicerKey(slicer.id);
+      setText(rotatedUrl, rotated.ingest_url ?? 'none yet: the slicer shows it once its CREATE task completed');
+      setText(rotatedFor, `${rotated.name}: the slicer restarts with the new key, which disconnects an encoder that uses the old one.`);
+      rotatedBox.hidden = false;
+    }, `Could not rotate the stream key of ${slicer.name}: `, true);
 
   const table = new KeyedTable<Slicer>(
     [
@@ -55,12 +73,26 @@ export function slicersView(ctx: ViewContext): View {
       { header: 'Last failure', text: (s) => s.live?.failure_reason ?? '', wrap: true, optional: true },
       { header: 'Ingest URL', text: (s) => s.ingest_url ?? '—', wrap: true },
       { header: 'Latest task', text: (s) => `${s.task.operation} ${s.task.state}`, cellClass: (s) => `badge state-${s.task.state.toLowerCase()}` },
-      { header: '', text: (s) => (actions.isPending(s.id) ? '…' : 'Restart'), action: { run: (s) => void act(s, 'restart'), disabled: busy } },
       {
         header: '',
-        text: (s) => (actions.isConfirming(s.id) ? 'Confirm delete' : 'Delete'),
-        cellClass: (s) => (actions.isConfirming(s.id) ? 'confirm' : ''),
-        action: { run: (s) => void act(s, 'delete'), disabled: busy },
+        text: () => '',
+        // Stacked in one column: the rows are tall anyway (the keyed ingest URL wraps), and the table stays within 1280 px.
+        actions: [
+          { label: (s) => (actions.isPending(s.id) ? '…' : 'Restart'), run: (s) => void act(s, 'restart'), disabled: busy },
+          {
+            label: (s) => (rotations.isPending(s.id) ? '…' : rotations.isConfirming(s.id) ? 'Confirm rotate' : 'Rotate stream key'),
+            title: 'A new stream key in the ingest URL; an encoder using the old one is disconnected',
+            className: (s) => (rotations.isConfirming(s.id) ? 'confirm' : ''),
+            run: (s) => void rotate(s),
+            disabled: busy,
+          },
+          {
+            label: (s) => (actions.isConfirming(s.id) ? 'Confirm delete' : 'Delete'),
+            className: (s) => (actions.isConfirming(s.id) ? 'confirm' : ''),
+            run: (s) => void act(s, 'delete'),
+            disabled: busy,
+          },
+        ],
       },
     ],
     (s) => s.id,
@@ -144,7 +176,7 @@ export function slicersView(ctx: ViewContext): View {
     'div',
     { class: 'view', id: 'view-slicers' },
     section('Create a slicer', form, createProblem.element),
-    section('Slicers', slicerSummary, problem.element, actionProblem.element, noSlicers, h('div', { class: 'table-tools' }, filter.element), scroller(table.element)),
+    section('Slicers', slicerSummary, problem.element, actionProblem.element, rotatedBox, noSlicers, h('div', { class: 'table-tools' }, filter.element), scroller(table.element)),
     section('Slicer tasks', summary, empty, scroller(tasks.element)),
   );
 
@@ -180,5 +212,16 @@ export function slicersView(ctx: ViewContext): View {
     }
   }, ctx.intervalMs);
 
-  return { element, show: () => poller.start(), hide: () => { poller.stop(); actions.clearConfirming(); } };
+  return {
+    element,
+    show: () => poller.start(),
+    hide: () => {
+      poller.stop();
+      actions.clearConfirming();
+      rotations.clearConfirming();
+      // The keyed URL is not left on screen for whoever opens the view next.
+      rotatedBox.hidden = true;
+      setText(rotatedUrl, '');
+    },
+  };
 }

@@ -74,8 +74,22 @@ export const slicerHostsMigration: Migration = {
   },
 };
 
+/**
+ * Each slicer's stream key, sealed by the SecretBox. Existing slicers keep null: a migration has
+ * no server key to seal with, so the service makes their key the first time one is needed.
+ */
+export const slicerStreamKeysMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').addColumn('stream_key_sealed', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').dropColumn('stream_key_sealed').execute();
+  },
+};
+
 /** The managed slicers' migrations by name (0400-0499). */
 export const managedSlicerMigrations: Record<string, Migration> = {
   '0400_managed_slicers': managedSlicersMigration,
   '0401_managed_slicer_hosts': slicerHostsMigration,
+  '0402_managed_slicer_stream_keys': slicerStreamKeysMigration,
 };

@@ -23,6 +23,7 @@ import { managedSlicerRoutes } from './managed-slicers.routes.js';
 import { hlsPushRoutes } from './hls-push.routes.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
 import { SimulatedSlicerProvisioner, type ProvisionRequest, type SlicerProvisioner } from './provisioner.js';
+import { SlicerStreamKeys } from './stream-key.js';
 import { SlicerTaskRunner, type RunnerLog } from './task-runner.js';
 
 export interface ManagedSlicersDeps {
@@ -36,7 +37,7 @@ export interface ManagedSlicersDeps {
   /** ffmpeg as the runtime found it at start-up (undefined before). */
   mediaTools: () => MediaTools | undefined;
   metrics?: Metrics;
-  /** Derives the key of hls push ingest tokens. */
+  /** Seals the slicers' stream keys; derives the key of hls push ingest tokens. */
   box: SecretBox;
   /** The module's logger (a child of the runtime's root). */
   log: RunnerLog;
@@ -75,6 +76,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const hlsTokens = new HlsPushTokens(deps.box.deriveKey('slicer-hls-push'));
   let apiPort = config.port;
   const repository = new SlicerRepository(storage.db, storage.engine);
+  const streamKeys = new SlicerStreamKeys(deps.box, repository);
   const simulated = new SimulatedSlicerProvisioner({ clock, durationMs: config.slicerProvisionMs, failureRate: config.slicerFailureRate });
   // Why slicers cannot run here (no ffmpeg, and simulated slicers not chosen), once start looked.
   let missing: string | undefined;
@@ -100,12 +102,14 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     clock,
     log,
     ownerId,
+    streamKeyOf: (slicerId) => streamKeys.keyOfSlicer(slicerId),
     exclusive: embedded,
     pollMs: embedded ? null : 1_000,
     leaseMs: config.slicerLeaseMs,
   });
   const service = new ManagedSlicerService({
     store: repository,
+    streamKeys,
     clock,
     ids,
     regions: listSetting(config.regions),
@@ -149,7 +153,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPush: { tokens: hlsTokens, baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
     });
-    hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, leaseMs: config.slicerLeaseMs, exclusive: embedded });
+    hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;
     // Embedded mode owns every slicer of its database: processes a killed predecessor left are
     // ended first. (In cluster mode each is ended when its slicer is taken over on its host.)

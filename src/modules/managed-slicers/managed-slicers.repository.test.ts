@@ -5,7 +5,7 @@ import type { SlicerConfig, TaskOperation } from './managed-slicers.schema.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
 import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
-import type { SlicerStore, SlicerTaskStore } from './slicer-store.js';
+import type { SealedStreamKey, SlicerStore, SlicerTaskStore, StreamKeyStore } from './slicer-store.js';
 
 /**
  * One contract, every implementation: the in-memory fake used by the unit tests must behave
@@ -13,9 +13,11 @@ import type { SlicerStore, SlicerTaskStore } from './slicer-store.js';
  * on SQLite and PostgreSQL.
  */
 interface Opened {
-  store: SlicerStore;
+  store: SlicerStore & StreamKeyStore;
   queue: SlicerTaskStore;
   workspaces: (ids: string[]) => Promise<void>;
+  /** Makes the slicer look made before stream keys existed (the migration leaves their key null). */
+  forgetStreamKey: (slicerId: string) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,10 +26,13 @@ const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 let n = 0;
 const uuid = () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`;
 const hex = () => (++n).toString(16).padStart(32, '0');
+// The store keeps sealed keys as opaque text: no box needed to check it keeps the right one.
+const sealed = (name: string) => `v1:sealed-${name}` as SealedStreamKey;
 
 function contract(open: () => Promise<Opened>) {
-  let store: SlicerStore;
+  let store: SlicerStore & StreamKeyStore;
   let queue: SlicerTaskStore;
+  let forgetStreamKey: (slicerId: string) => Promise<void>;
   let close: () => Promise<void>;
   const W = 'ws-a';
   const OTHER = 'ws-b';
@@ -35,15 +40,16 @@ function contract(open: () => Promise<Opened>) {
     const opened = await open();
     store = opened.store;
     queue = opened.queue;
+    forgetStreamKey = opened.forgetStreamKey;
     close = () => opened.close();
     await opened.workspaces([W, OTHER]);
   });
   after(() => close());
 
   const newSlicer = (workspaceId = W, at = T0, name = config.name) =>
-    store.createSlicer({ id: hex(), workspaceId, config: { ...config, name }, createdAt: at }, { id: uuid(), operation: 'CREATE', createdAt: at });
-  const enqueue = (slicerId: string, operation: TaskOperation, configPatch?: Partial<SlicerConfig>, workspaceId = W) =>
-    store.enqueueTask({ workspaceId, slicerId, task: { id: uuid(), operation, createdAt: T0 + 1 }, ...(configPatch ? { configPatch } : {}) });
+    store.createSlicer({ id: hex(), workspaceId, config: { ...config, name }, createdAt: at, sealedStreamKey: sealed(name) }, { id: uuid(), operation: 'CREATE', createdAt: at });
+  const enqueue = (slicerId: string, operation: TaskOperation, configPatch?: Partial<SlicerConfig>, workspaceId = W, sealedStreamKey?: SealedStreamKey) =>
+    store.enqueueTask({ workspaceId, slicerId, task: { id: uuid(), operation, createdAt: T0 + 1 }, ...(configPatch ? { configPatch } : {}), ...(sealedStreamKey ? { sealedStreamKey } : {}) });
   const drain = async (owner: string, now: number) => {
     for (;;) {
       const t = await queue.claimNextTask({ owner, now, leaseMs: 1000 });
@@ -208,12 +214,43 @@ function contract(open: () => Promise<Opened>) {
     const listedA = slicers.items.find((s) => s.slicer.id === a.slicer.id);
     assert.equal(listedA?.task.operation, 'RESTART', 'each slicer comes with its latest task');
   });
+
+  test('a slicer keeps its sealed stream key: stored at create, replaced only by an enqueue that carries a new one', async () => {
+    const { slicer } = await newSlicer(W, T0, 'keyed');
+    assert.equal(slicer.sealedStreamKey, sealed('keyed'));
+    assert.equal((await store.findSlicer(W, slicer.id))?.slicer.sealedStreamKey, sealed('keyed'));
+    assert.equal((await store.listSlicers(W, 1000)).items.find((s) => s.slicer.id === slicer.id)?.slicer.sealedStreamKey, sealed('keyed'));
+    assert.equal((await enqueue(slicer.id, 'RESTART')).kind, 'enqueued');
+    assert.equal(await store.streamKeyOf(slicer.id), sealed('keyed'), 'a plain restart leaves the key');
+
+    const rotated = await enqueue(slicer.id, 'RESTART', undefined, W, sealed('rotated'));
+    assert.ok(rotated.kind === 'enqueued');
+    assert.equal(rotated.slicer.sealedStreamKey, sealed('rotated'));
+    assert.equal((await store.findSlicer(W, slicer.id))?.slicer.sealedStreamKey, sealed('rotated'));
+
+    assert.equal((await enqueue(slicer.id, 'RESTART', undefined, OTHER, sealed('theirs'))).kind, 'not_found');
+    await enqueue(slicer.id, 'DELETE');
+    assert.equal((await enqueue(slicer.id, 'RESTART', undefined, W, sealed('late'))).kind, 'deletion_pending');
+    assert.equal(await store.streamKeyOf(slicer.id), sealed('rotated'), 'a refused enqueue changes no key');
+  });
+
+  test('a slicer without a stream key (made before keys) gets the first key filled in, and keeps it', async () => {
+    const { slicer } = await newSlicer(W, T0, 'legacy');
+    await forgetStreamKey(slicer.id);
+    assert.equal(await store.streamKeyOf(slicer.id), null);
+    assert.equal((await store.findSlicer(W, slicer.id))?.slicer.sealedStreamKey, null);
+    assert.equal(await store.fillStreamKey(slicer.id, sealed('first')), sealed('first'));
+    assert.equal(await store.fillStreamKey(slicer.id, sealed('second')), sealed('first'), 'a later reader gets the first key');
+    assert.equal((await store.findSlicer(W, slicer.id))?.slicer.sealedStreamKey, sealed('first'));
+    assert.equal(await store.streamKeyOf('no-such-slicer'), undefined);
+    assert.equal(await store.fillStreamKey('no-such-slicer', sealed('x')), undefined);
+  });
 }
 
 describe('slicer store contract on the in-memory fake', () => {
   contract(async () => {
     const both = new InMemorySlicerStore();
-    return { store: both, queue: both, workspaces: async () => undefined, close: async () => undefined };
+    return { store: both, queue: both, workspaces: async () => undefined, forgetStreamKey: async (id) => both.forgetStreamKey(id), close: async () => undefined };
   });
 });
 
@@ -226,6 +263,9 @@ for (const engine of await testEngines()) {
         queue: new SlicerTaskQueue(s.storage.db, s.storage.engine),
         workspaces: async (ids) => {
           for (const id of ids) await s.storage.db.insertInto('workspaces').values({ id, name: id, created_at: T0 }).execute();
+        },
+        forgetStreamKey: async (id) => {
+          await s.storage.db.updateTable('managed_slicers').set({ stream_key_sealed: null }).where('id', '=', id).execute();
         },
         close: () => s.cleanup(),
       };

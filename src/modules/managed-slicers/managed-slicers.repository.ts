@@ -10,10 +10,12 @@ import type {
   NewSlicer,
   NewTask,
   Page,
+  SealedStreamKey,
   SlicerCursor,
   SlicerRecord,
   SlicerStore,
   SlicerWithTask,
+  StreamKeyStore,
   TaskFilter,
   TaskRecord,
 } from './slicer-store.js';
@@ -33,7 +35,7 @@ const FINISHED: TaskState[] = ['COMPLETED', 'FAILED'];
  * slicer's state runs in one transaction holding the slicer row (`lockSlicer`), so enqueues here
  * and task endings there never race on the derived state.
  */
-export class SlicerRepository implements SlicerStore {
+export class SlicerRepository implements SlicerStore, StreamKeyStore {
   constructor(
     private readonly db: SlicerDb,
     private readonly engine: Engine,
@@ -49,6 +51,7 @@ export class SlicerRepository implements SlicerStore {
           ...configColumns(input.config),
           state: 'provisioning',
           ingest_url: null,
+          stream_key_sealed: input.sealedStreamKey,
           latest_task_id: newTask.id,
           created_at: input.createdAt,
           updated_at: input.createdAt,
@@ -76,7 +79,7 @@ export class SlicerRepository implements SlicerStore {
       const task = await insertTask(trx, row.workspace_id, row.id, input.task, config);
       await trx
         .updateTable('managed_slicers')
-        .set({ ...configColumns(config), latest_task_id: task.id })
+        .set({ ...configColumns(config), latest_task_id: task.id, ...(input.sealedStreamKey !== undefined ? { stream_key_sealed: input.sealedStreamKey } : {}) })
         .where('id', '=', row.id)
         .execute();
       const slicer = await refreshState(trx, row.id, input.task.createdAt, undefined);
@@ -95,6 +98,17 @@ export class SlicerRepository implements SlicerStore {
     if (!row) return undefined;
     const [withTask] = await this.withLatestTasks([row]);
     return withTask;
+  }
+
+  async streamKeyOf(slicerId: string): Promise<SealedStreamKey | null | undefined> {
+    const row = await this.db.selectFrom('managed_slicers').select('stream_key_sealed').where('id', '=', slicerId).executeTakeFirst();
+    return row && (row.stream_key_sealed as SealedStreamKey | null);
+  }
+
+  async fillStreamKey(slicerId: string, sealed: SealedStreamKey): Promise<SealedStreamKey | undefined> {
+    // Conditional on still having none: of two first readers, the later one reads the winner's key.
+    await this.db.updateTable('managed_slicers').set({ stream_key_sealed: sealed }).where('id', '=', slicerId).where('stream_key_sealed', 'is', null).execute();
+    return (await this.streamKeyOf(slicerId)) ?? undefined;
   }
 
   /** Slicers not deleted, over every workspace of the database (the cap PLAYLINE_MAX_SLICERS). */
@@ -247,6 +261,7 @@ export function toSlicer(row: SlicerRow): SlicerRecord {
     config,
     state: row.state as SlicerState,
     ingestUrl: row.ingest_url,
+    sealedStreamKey: row.stream_key_sealed as SealedStreamKey | null,
     latestTaskId: row.latest_task_id,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),

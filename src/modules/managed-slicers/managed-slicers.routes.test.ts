@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { FakeClock } from '../../platform/clock.js';
-import { slicerBody, until } from './slicer-fixtures.test-support.js';
+import { runAllTasks, slicerBody } from './slicer-fixtures.test-support.js';
 
 const SLICERS = '/api/v4/managed-slicer/slicers';
 const TASKS = `${SLICERS}/tasks`;
@@ -19,20 +19,7 @@ describe('managed slicer routes', () => {
   });
   after(() => t.close());
 
-  /** Moves the fake clock one provisioning duration at a time until no task of the workspace is open. */
-  const runTasks = async (owner = t.workspace.id) => {
-    const service = t.runtime.managedSlicers.service;
-    for (let step = 0; step < 20; step++) {
-      const open = (await service.listTasks(owner, { state: 'PENDING' })).total + (await service.listTasks(owner, { state: 'IN_PROGRESS' })).total;
-      if (open === 0) return;
-      const runner = t.runtime.managedSlicers.runner;
-      await until(() => runner.runningTaskIds().length > 0, 'a task running');
-      const running = runner.runningTaskIds().join();
-      clock.advance(2000);
-      await until(() => runner.runningTaskIds().join() !== running, 'the running tasks done');
-    }
-    throw new Error('tasks never finished');
-  };
+  const runTasks = (owner = t.workspace.id) => runAllTasks(t.runtime.managedSlicers, clock, owner);
 
   test('create, update, restart, delete: each answers at once; the four tasks complete in order', async () => {
     const api = t.client.managedSlicers;
@@ -140,6 +127,7 @@ describe('managed slicer routes', () => {
       ['PATCH', `${SLICERS}/${mine.id}`],
       ['DELETE', `${SLICERS}/${mine.id}`],
       ['GET', `${SLICERS}/restart/${mine.id}`],
+      ['POST', `${SLICERS}/${mine.id}/rotate-stream-key`],
       ['GET', `${TASKS}/${mine.task.id}`],
     ] as const) {
       const response = await other.core.send(method, path, method === 'PATCH' ? { body: { name: 'x' } } : {});

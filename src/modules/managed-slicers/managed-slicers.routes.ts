@@ -118,6 +118,22 @@ export async function managedSlicerRoutes(api: App, deps: ManagedSlicerRouteDeps
     return restartView(restarted, slicers.liveStatusOf(restarted.slicer));
   });
 
+  api.post('/managed-slicer/slicers/:id/rotate-stream-key', {
+    config: { auth: 'api' },
+    schema: {
+      tags, summary: 'Rotate the stream key of a managed slicer (its process restarts with the new key: a RESTART task)', params: SlicerParams,
+      description:
+        'Replaces the stream key that the slicer\'s `ingest_url` carries and answers at once with the slicer, its new ' +
+        '`ingest_url` and the RESTART task that restarts its process with the new key: an encoder still using the old key ' +
+        'is disconnected and refused from then on. A slicer being deleted keeps its key (409).',
+      response: { 202: ManagedSlicerSchema, ...problemResponses(401, 404, 409) },
+    },
+  }, async (request, reply) => {
+    void reply.code(202);
+    const rotated = await slicers.rotateStreamKey(authOf(request).owner, request.params.id);
+    return slicerView(rotated, slicers.liveStatusOf(rotated.slicer));
+  });
+
   api.get('/managed-slicer/slicers/:id', {
     config: { auth: 'api' },
     schema: { tags, summary: 'One managed slicer with its latest task', params: SlicerParams, response: { 200: ManagedSlicerSchema, ...problemResponses(401, 404) } },

@@ -151,7 +151,12 @@ export const ManagedSlicerSchema = Type.Object(
     output_profile: OutputProfileSchema,
     state: SlicerStateSchema,
     ingest_url: Type.Union([Type.String(), Type.Null()], {
-      description: 'Where to send the source; known once a CREATE or UPDATE task completed',
+      description:
+        'Where to send the source, known once a CREATE or UPDATE task completed. It carries the slicer\'s stream key, ' +
+        'which the ingest checks before it takes media: the SRT passphrase (`?passphrase=<key>&pbkeylen=16`), the RIST ' +
+        'secret (`?secret=<key>&aes-type=128`), the RTMP stream name (`rtmp://host:port/live/<key>`), or the hls push ' +
+        'path (`…/ingest/hls/<workspace>/<slicer id>/<key>/index.m3u8`). Shown only to the slicer\'s workspace; ' +
+        '`POST …/slicers/<id>/rotate-stream-key` replaces the key',
     }),
     created_at: Type.Integer({ description: 'Unix milliseconds' }),
     updated_at: Type.Integer({ description: 'Unix milliseconds' }),

@@ -4,10 +4,13 @@ import { decodeCursor, decodeTimeIdCursor, encodeCursor, invalidCursor } from '.
 import type { IdGenerator } from '../../platform/ids.js';
 import type { LiveStatus } from './live-slicer-process.js';
 import type { SlicerCreateBody, SlicerUpdateBody, TaskOperation, TaskState } from './managed-slicers.schema.js';
-import type { EnqueueOutcome, SlicerCursor, SlicerRecord, SlicerStore, SlicerWithTask, TaskRecord } from './slicer-store.js';
+import type { EnqueueOutcome, SealedStreamKey, SlicerCursor, SlicerRecord, SlicerStore, SlicerWithKey, SlicerWithTask, TaskRecord } from './slicer-store.js';
+import type { SlicerStreamKeys } from './stream-key.js';
 
 export interface ManagedSlicerServiceDeps {
   store: SlicerStore;
+  /** Seals new stream keys and opens stored ones for the owner's answers. */
+  streamKeys: SlicerStreamKeys;
   clock: Clock;
   ids: IdGenerator;
   /** Regions a slicer may run in (PLAYLINE_REGIONS). */
@@ -48,12 +51,13 @@ const DEFAULT_LIMIT = 50;
 
 /**
  * Managed slicers of a workspace. Every change is recorded as a task and answered at once;
- * the task runner carries it out in the background. Never sees HTTP.
+ * the task runner carries it out in the background. Never sees HTTP. Every slicer it answers
+ * with carries its stream key in clear: only ever call it for the workspace that owns them.
  */
 export class ManagedSlicerService {
   constructor(private readonly deps: ManagedSlicerServiceDeps) {}
 
-  async create(workspaceId: string, body: SlicerCreateBody): Promise<SlicerWithTask> {
+  async create(workspaceId: string, body: SlicerCreateBody): Promise<SlicerWithKey> {
     this.deps.assertRunnable?.();
     this.checkRegion(body.region);
     const maxSlicers = this.deps.maxSlicers?.();
@@ -63,13 +67,13 @@ export class ManagedSlicerService {
     }
     const now = this.deps.clock.now();
     const created = await this.deps.store.createSlicer(
-      { id: this.deps.ids.hex(), workspaceId, config: body, createdAt: now },
+      { id: this.deps.ids.hex(), workspaceId, config: body, createdAt: now, sealedStreamKey: this.deps.streamKeys.sealNew() },
       { id: this.deps.ids.uuid(), operation: 'CREATE', createdAt: now },
     );
     return this.afterEnqueue(workspaceId, created);
   }
 
-  async update(workspaceId: string, slicerId: string, patch: SlicerUpdateBody): Promise<SlicerWithTask> {
+  async update(workspaceId: string, slicerId: string, patch: SlicerUpdateBody): Promise<SlicerWithKey> {
     if (Object.keys(patch).length === 0) {
       throw new AppError('validation_failed', 'Give at least one field to change', { errors: [{ path: '', message: 'must not be empty' }] });
     }
@@ -77,11 +81,20 @@ export class ManagedSlicerService {
     return this.enqueue(workspaceId, slicerId, 'UPDATE', patch);
   }
 
-  async restart(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
+  async restart(workspaceId: string, slicerId: string): Promise<SlicerWithKey> {
     return this.enqueue(workspaceId, slicerId, 'RESTART');
   }
 
-  async delete(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
+  /**
+   * Replaces the slicer's stream key and restarts its process with the new one, which ends the
+   * connection of an encoder using the old key. The key is stored with the RESTART task: a slicer
+   * being deleted (409) keeps its key.
+   */
+  async rotateStreamKey(workspaceId: string, slicerId: string): Promise<SlicerWithKey> {
+    return this.enqueue(workspaceId, slicerId, 'RESTART', undefined, this.deps.streamKeys.sealNew());
+  }
+
+  async delete(workspaceId: string, slicerId: string): Promise<SlicerWithKey> {
     return this.enqueue(workspaceId, slicerId, 'DELETE');
   }
 
@@ -97,20 +110,20 @@ export class ManagedSlicerService {
     return hosted && hosted.expiresAt > now && hosted.status ? hosted.status : undefined;
   }
 
-  async get(workspaceId: string, slicerId: string): Promise<SlicerWithTask> {
+  async get(workspaceId: string, slicerId: string): Promise<SlicerWithKey> {
     const found = await this.deps.store.findSlicer(workspaceId, slicerId);
     if (!found) throw slicerNotFound(slicerId);
-    return found;
+    return this.withKey(found);
   }
 
-  async list(workspaceId: string, page: PageRequest): Promise<PageResult<SlicerWithTask>> {
+  async list(workspaceId: string, page: PageRequest): Promise<PageResult<SlicerWithKey>> {
     const limit = page.limit ?? DEFAULT_LIMIT;
     const after = page.cursor === undefined ? undefined : decodeSlicerCursor(page.cursor);
     const { items, total } = await this.deps.store.listSlicers(workspaceId, limit + 1, after);
     const shown = items.slice(0, limit);
     const last = shown.at(-1);
     const nextCursor = items.length > limit && last ? encodeCursor([last.slicer.createdAt, last.slicer.id]) : undefined;
-    return { items: shown, total, nextCursor };
+    return { items: await Promise.all(shown.map((found) => this.withKey(found))), total, nextCursor };
   }
 
   async getTask(workspaceId: string, taskId: string): Promise<TaskRecord> {
@@ -140,12 +153,14 @@ export class ManagedSlicerService {
     slicerId: string,
     operation: TaskOperation,
     configPatch?: SlicerUpdateBody,
-  ): Promise<SlicerWithTask> {
+    sealedStreamKey?: SealedStreamKey,
+  ): Promise<SlicerWithKey> {
     const outcome: EnqueueOutcome = await this.deps.store.enqueueTask({
       workspaceId,
       slicerId,
       task: { id: this.deps.ids.uuid(), operation, createdAt: this.deps.clock.now() },
       ...(configPatch ? { configPatch } : {}),
+      ...(sealedStreamKey !== undefined ? { sealedStreamKey } : {}),
     });
     if (outcome.kind === 'not_found') throw slicerNotFound(slicerId);
     if (outcome.kind === 'deletion_pending') {
@@ -155,14 +170,21 @@ export class ManagedSlicerService {
   }
 
   /** Wakes the runner, then answers with the slicer and task as they are now (the runner may have taken the task). */
-  private async afterEnqueue(workspaceId: string, enqueued: SlicerWithTask): Promise<SlicerWithTask> {
-    if (!this.deps.onTaskEnqueued) return enqueued;
+  private async afterEnqueue(workspaceId: string, enqueued: SlicerWithTask): Promise<SlicerWithKey> {
+    if (!this.deps.onTaskEnqueued) return this.withKey(enqueued);
     await this.deps.onTaskEnqueued();
     const now = await this.deps.store.findSlicer(workspaceId, enqueued.slicer.id);
-    if (now && now.task.id === enqueued.task.id) return now;
+    if (now && now.task.id === enqueued.task.id) return this.withKey(now);
     // A later change was enqueued meanwhile, or the slicer is gone (its DELETE completed).
     const task = await this.deps.store.findTask(workspaceId, enqueued.task.id);
-    return { slicer: enqueued.slicer, task: task ?? enqueued.task };
+    return this.withKey({ slicer: enqueued.slicer, task: task ?? enqueued.task });
+  }
+
+  /** The slicer with its key in clear (one is made now for a slicer older than stream keys). */
+  private async withKey(found: SlicerWithTask): Promise<SlicerWithKey> {
+    const streamKey = await this.deps.streamKeys.keyOf(found.slicer);
+    if (streamKey === undefined) throw slicerNotFound(found.slicer.id);
+    return { ...found, streamKey };
   }
 
   private checkRegion(region: string): void {

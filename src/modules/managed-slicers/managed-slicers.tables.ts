@@ -11,7 +11,10 @@ export interface ManagedSlicerTable {
   output_profile: string;
   /** Derived from the slicer's tasks, rewritten with every task change (see deriveSlicerState). */
   state: string;
+  /** Without the stream key: the view adds it (stream-key.ts). */
   ingest_url: string | null;
+  /** The stream key sealed by the SecretBox; null for slicers made before stream keys until first needed. */
+  stream_key_sealed: string | null;
   latest_task_id: string;
   created_at: number;
   updated_at: number;

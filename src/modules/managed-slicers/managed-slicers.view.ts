@@ -5,7 +5,8 @@ import type {
   ManagedSlicerView,
 } from './managed-slicers.schema.js';
 import type { LiveStatus } from './live-slicer-process.js';
-import type { SlicerRecord, SlicerWithTask, TaskRecord } from './slicer-store.js';
+import type { SlicerRecord, SlicerWithKey, TaskRecord } from './slicer-store.js';
+import { ingestUrlWithKey } from './stream-key.js';
 
 export const SLICERS_PATH = '/api/v4/managed-slicer/slicers';
 export const TASKS_PATH = '/api/v4/managed-slicer/slicers/tasks';
@@ -30,7 +31,8 @@ export const liveView = (status: LiveStatus): NonNullable<ManagedSlicerView['liv
   restarts: status.restarts,
 });
 
-export const slicerView = ({ slicer, task }: SlicerWithTask, live?: LiveStatus): ManagedSlicerView => ({
+/** The slicer as its own workspace sees it: `ingest_url` carries the stream key, so this goes to no one else. */
+export const slicerView = ({ slicer, task, streamKey }: SlicerWithKey, live?: LiveStatus): ManagedSlicerView => ({
   '@id': `${SLICERS_PATH}/${slicer.id}`,
   '@type': 'ManagedSlicer',
   id: slicer.id,
@@ -40,7 +42,7 @@ export const slicerView = ({ slicer, task }: SlicerWithTask, live?: LiveStatus):
   ingest_protocol: slicer.config.ingest_protocol,
   output_profile: slicer.config.output_profile,
   state: slicer.state,
-  ingest_url: slicer.ingestUrl,
+  ingest_url: ingestUrlWithKey(slicer.config.ingest_protocol, slicer.ingestUrl, streamKey),
   created_at: slicer.createdAt,
   updated_at: slicer.updatedAt,
   task: { id: task.id, state: task.state, operation: task.operation },
@@ -48,7 +50,7 @@ export const slicerView = ({ slicer, task }: SlicerWithTask, live?: LiveStatus):
 });
 
 /** The restart answer, as the published sample shows it: `@id` is the restart resource that was called. */
-export const restartView = (restarted: SlicerWithTask, live?: LiveStatus): ManagedSlicerView => ({
+export const restartView = (restarted: SlicerWithKey, live?: LiveStatus): ManagedSlicerView => ({
   ...slicerView(restarted, live),
   '@id': `${SLICERS_PATH}/restart/${restarted.slicer.id}`,
 });
@@ -62,7 +64,7 @@ export const taskCollectionView = (selfPath: string, tasks: TaskRecord[], total:
 
 export const slicerCollectionView = (
   selfPath: string,
-  slicers: SlicerWithTask[],
+  slicers: SlicerWithKey[],
   total: number,
   live: (slicer: SlicerRecord) => LiveStatus | undefined = () => undefined,
 ): ManagedSlicerCollectionView => ({

@@ -8,11 +8,13 @@ import type {
   NewSlicer,
   NewTask,
   Page,
+  SealedStreamKey,
   SlicerCursor,
   SlicerRecord,
   SlicerStore,
   SlicerTaskStore,
   SlicerWithTask,
+  StreamKeyStore,
   TaskFilter,
   TaskRecord,
 } from './slicer-store.js';
@@ -23,7 +25,7 @@ import { assertTaskTransition, deriveSlicerState, isTerminal } from './task-stat
  * Kysely repository; every read returns a copy so callers cannot change stored state behind
  * its back.
  */
-export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore {
+export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore, StreamKeyStore {
   private readonly slicers = new Map<string, SlicerRecord>();
   private readonly tasks: TaskRecord[] = [];
   private seq = 0;
@@ -50,6 +52,7 @@ export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore {
     slicer.config = { ...slicer.config, ...structuredClone(input.configPatch ?? {}) };
     const task = this.insertTask(slicer.workspaceId, slicer.id, input.task, slicer.config);
     slicer.latestTaskId = task.id;
+    if (input.sealedStreamKey !== undefined) slicer.sealedStreamKey = input.sealedStreamKey;
     this.refreshSlicerState(slicer.id, input.task.createdAt);
     return { kind: 'enqueued', slicer: structuredClone(slicer), task: structuredClone(task) };
   }
@@ -65,6 +68,17 @@ export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore {
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
     const start = after ? all.filter((s) => s.createdAt > after.createdAt || (s.createdAt === after.createdAt && s.id >= after.id)).length : 0;
     return { items: all.slice(start, start + limit).map((s) => this.withLatestTask(s)), total: all.length };
+  }
+
+  async streamKeyOf(slicerId: string): Promise<SealedStreamKey | null | undefined> {
+    return this.slicers.get(slicerId)?.sealedStreamKey;
+  }
+
+  async fillStreamKey(slicerId: string, sealed: SealedStreamKey): Promise<SealedStreamKey | undefined> {
+    const slicer = this.slicers.get(slicerId);
+    if (!slicer) return undefined;
+    slicer.sealedStreamKey ??= sealed;
+    return slicer.sealedStreamKey;
   }
 
   async findTask(workspaceId: string, taskId: string): Promise<TaskRecord | undefined> {
@@ -147,6 +161,12 @@ export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore {
   /** Test hook: every stored task, oldest first. */
   allTasks(): TaskRecord[] {
     return structuredClone(this.tasks);
+  }
+
+  /** Test hook: the slicer as one made before stream keys existed (no key stored). */
+  forgetStreamKey(slicerId: string): void {
+    const slicer = this.slicers.get(slicerId);
+    if (slicer) slicer.sealedStreamKey = null;
   }
 
   /** Test hook: stores a task as if an earlier process had left it so (e.g. IN_PROGRESS). */

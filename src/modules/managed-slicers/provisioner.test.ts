@@ -12,6 +12,7 @@ const request = (operation: TaskOperation, signal = new AbortController().signal
   workspaceId: 'w1',
   operation,
   config: { ...config, ...overrides },
+  streamKey: 'k'.repeat(32),
   signal,
 });
 
@@ -32,10 +33,10 @@ test('a simulated operation takes the configured clock time, then succeeds with 
   assert.equal(seen.outcome, undefined);
   clock.advance(1);
   await flush();
-  assert.deepEqual(seen.outcome, { kind: 'succeeded', ingestUrl: 'srt://eu-central-1.ingest.playline.invalid:9000?streamid=s1' });
+  assert.deepEqual(seen.outcome, { kind: 'succeeded', ingestUrl: 'srt://eu-central-1.ingest.playline.invalid:9000' });
 });
 
-test('ingest URLs follow the protocol; RIST uses an even port; DELETE has none', async () => {
+test('ingest URLs follow the protocol, keyless (the view adds the stream key); RIST uses an even port; DELETE has none', async () => {
   const clock = new FakeClock();
   const provisioner = new SimulatedSlicerProvisioner({ clock, durationMs: 0, failureRate: 0 });
   const urls: Record<string, ProvisionOutcome> = {};
@@ -45,12 +46,13 @@ test('ingest URLs follow the protocol; RIST uses an even port; DELETE has none',
   const deleted = track(provision(provisioner, request('DELETE')));
   clock.advance(0);
   await flush();
-  assert.match(JSON.stringify(urls.rtmp), /rtmp:\/\/eu-central-1\.[^"]+:1935\/live\/s1/);
+  assert.match(JSON.stringify(urls.rtmp), /"rtmp:\/\/eu-central-1\.[^"]+:1935\/live"/);
   const rist = urls.rist;
   assert.ok(rist?.kind === 'succeeded' && rist.ingestUrl !== null);
   assert.equal(Number(new URL(rist.ingestUrl.replace('rist:', 'http:')).port) % 2, 0);
   assert.match(JSON.stringify(urls.zixi), /zixi:\/\/[^"]+:2088\/s1/);
-  assert.match(JSON.stringify(urls.hls), /https:\/\/[^"]+\/push\/s1\//);
+  assert.match(JSON.stringify(urls.hls), /"https:\/\/[^"]+\/ingest\/hls\/w1\/s1"/);
+  assert.ok(!JSON.stringify(urls).includes('k'.repeat(32)), 'the key is in no URL the provisioner returns');
   assert.deepEqual(deleted.outcome, { kind: 'succeeded', ingestUrl: null });
 });
 

@@ -10,6 +10,12 @@ export interface ProvisionRequest {
   operation: TaskOperation;
   /** The slicer's desired configuration as of the task's creation. */
   config: SlicerConfig;
+  /**
+   * The slicer's stream key in clear, as stored when the task runs (a rotation's RESTART gets the
+   * new one): the ingest listener must refuse an encoder without it. Never log it, never put it
+   * on a command line or into `ProvisionOutcome` (the returned ingest URL stays keyless).
+   */
+  streamKey: string;
   /** Aborted on graceful shutdown or when the runner loses the task's lease. */
   signal: AbortSignal;
 }
@@ -78,7 +84,8 @@ const failureReasons = [
 
 /**
  * The default provisioner: no infrastructure, each operation takes `durationMs` of clock time
- * and fails at `failureRate`. Stateless, hence idempotent.
+ * and fails at `failureRate`. Stateless, hence idempotent. Its ingest URLs are keyless like the
+ * real ones (the view adds the stream key); it has no listener to check the key with.
  */
 export class SimulatedSlicerProvisioner implements SlicerProvisioner {
   private readonly random: RandomSource;
@@ -129,20 +136,20 @@ export class SimulatedSlicerProvisioner implements SlicerProvisioner {
     return { kind: 'failed', reason: `${request.operation} failed (simulated): ${reason}` };
   }
 
-  private ingestUrl({ slicerId, config }: ProvisionRequest): string {
+  private ingestUrl({ slicerId, workspaceId, config }: ProvisionRequest): string {
     const host = `${config.region}.${this.domain}`;
     switch (config.ingest_protocol) {
       case 'rtmp':
-        return `rtmp://${host}:1935/live/${slicerId}`;
+        return `rtmp://${host}:1935/live`;
       case 'srt':
-        return `srt://${host}:9000?streamid=${slicerId}`;
+        return `srt://${host}:9000`;
       case 'rist':
         // RIST takes an even port; the next odd one carries error correction.
-        return `rist://${host}:9100?stream=${slicerId}`;
+        return `rist://${host}:9100`;
       case 'zixi':
         return `zixi://${host}:2088/${slicerId}`;
       case 'hls':
-        return `https://${host}/push/${slicerId}/`;
+        return `https://${host}/ingest/hls/${workspaceId}/${slicerId}`;
     }
   }
 }

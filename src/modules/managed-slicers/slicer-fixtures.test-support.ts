@@ -1,9 +1,12 @@
 import { FakeClock } from '../../platform/clock.js';
 import { sequentialIds } from '../../platform/ids.js';
+import { SecretBox } from '../../platform/secret-box.js';
 import type { SlicerCreateBody } from './managed-slicers.schema.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
+import type { SealedStreamKey, StreamKeyStore } from './slicer-store.js';
+import { SlicerStreamKeys } from './stream-key.js';
 import { SlicerTaskRunner, type RunnerLog, type TaskRunnerOptions } from './task-runner.js';
 
 /** Shared by the managed-slicers unit tests (not a test file itself). */
@@ -11,6 +14,14 @@ import { SlicerTaskRunner, type RunnerLog, type TaskRunnerOptions } from './task
 export const silentLog: RunnerLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export const regions = ['us-east-1', 'eu-central-1'];
+
+/** The server key of unit tests. */
+export const testBox = new SecretBox(Buffer.alloc(32, 9));
+
+/** A sealed stream key for stores written to directly. */
+export const sealedTestKey = (key = 'k'.repeat(32)): SealedStreamKey => testBox.seal(key) as SealedStreamKey;
+
+export const streamKeysOf = (store: StreamKeyStore): SlicerStreamKeys => new SlicerStreamKeys(testBox, store);
 
 export const slicerBody = (name = 'Main stage'): SlicerCreateBody => ({
   name,
@@ -26,6 +37,22 @@ export async function until(condition: () => boolean, what = 'condition'): Promi
     await new Promise((resolve) => setImmediate(resolve));
   }
   throw new Error(`never reached: ${what}`);
+}
+
+/**
+ * Moves the fake clock one simulated provisioning duration (`stepMs`) at a time until no task of
+ * the workspace is open (route tests over createTestApp's simulated provisioner).
+ */
+export async function runAllTasks(slicers: { service: ManagedSlicerService; runner: SlicerTaskRunner }, clock: FakeClock, owner: string, stepMs = 2000): Promise<void> {
+  for (let step = 0; step < 20; step++) {
+    const open = (await slicers.service.listTasks(owner, { state: 'PENDING' })).total + (await slicers.service.listTasks(owner, { state: 'IN_PROGRESS' })).total;
+    if (open === 0) return;
+    await until(() => slicers.runner.runningTaskIds().length > 0, 'a task running');
+    const running = slicers.runner.runningTaskIds().join();
+    clock.advance(stepMs);
+    await until(() => slicers.runner.runningTaskIds().join() !== running, 'the running tasks done');
+  }
+  throw new Error('tasks never finished');
 }
 
 export const settle = async (): Promise<void> => {
@@ -71,15 +98,17 @@ export class ManualProvisioner implements SlicerProvisioner {
 export function slicerWorld(options: Partial<TaskRunnerOptions> & { provisioner: SlicerProvisioner; clock?: FakeClock }) {
   const clock = options.clock ?? new FakeClock();
   const store = (options.store as InMemorySlicerStore | undefined) ?? new InMemorySlicerStore();
+  const streamKeys = streamKeysOf(store);
   const runner = new SlicerTaskRunner({
     store,
     clock,
+    streamKeyOf: (slicerId) => streamKeys.keyOfSlicer(slicerId),
     log: silentLog,
     ownerId: 'node-1',
     leaseMs: 30_000,
     pollMs: 1_000,
     ...options,
   });
-  const service = new ManagedSlicerService({ store, clock, ids: sequentialIds(), regions, onTaskEnqueued: () => runner.claimNow() });
-  return { clock, store, runner, service };
+  const service = new ManagedSlicerService({ store, streamKeys, clock, ids: sequentialIds(), regions, onTaskEnqueued: () => runner.claimNow() });
+  return { clock, store, runner, service, streamKeys };
 }

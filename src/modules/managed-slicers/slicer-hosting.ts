@@ -1,7 +1,8 @@
 import type { Clock } from '../../platform/clock.js';
-import type { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
+import type { FfmpegSlicerProvisioner, RunnableSlicer } from './ffmpeg-provisioner.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
 import type { SlicerHostRepository } from './slicer-hosts.repository.js';
+import type { RunnableSlicerKey, SlicerRecord } from './slicer-store.js';
 import type { RunnerLog } from './task-runner.js';
 
 export interface SlicerHostingOptions {
@@ -11,6 +12,8 @@ export interface SlicerHostingOptions {
   log: RunnerLog;
   /** Names this instance in host leases (the task runner's lease owner). */
   owner: string;
+  /** The slicer's stream key in clear (SlicerStreamKeys.keyOf): a slicer taken over demands it too. Undefined when gone. */
+  streamKeyOf: (slicer: SlicerRecord) => Promise<string | undefined>;
   /** How long a host lease lasts unrenewed; renewed (and orphans looked for) every third of it. */
   leaseMs: number;
   /** Embedded mode: the only instance, so on start every slicer is its own to run. */
@@ -98,7 +101,10 @@ export class SlicerHosting implements SlicerProvisioner {
     for (const slicer of orphans) {
       if (this.stopped) return;
       if (!(await hosts.takeOver(slicer.id, owner, clock.now(), clock.now() + leaseMs))) continue;
-      const outcome = await provisioner.resume({ slicerId: slicer.id, owner: slicer.workspaceId, config: slicer.config, ingestUrl: slicer.ingestUrl });
+      const streamKey = await this.options.streamKeyOf(slicer);
+      if (streamKey === undefined) continue;
+      const runnable: RunnableSlicer & RunnableSlicerKey = { slicerId: slicer.id, owner: slicer.workspaceId, config: slicer.config, ingestUrl: slicer.ingestUrl, streamKey };
+      const outcome = await provisioner.resume(runnable);
       if (outcome.kind === 'succeeded') {
         if (outcome.ingestUrl !== null && outcome.ingestUrl !== slicer.ingestUrl) await hosts.setIngestUrl(slicer.id, owner, outcome.ingestUrl);
         log.info({ slicerId: slicer.id, newIngestUrl: outcome.ingestUrl !== slicer.ingestUrl }, 'slicer runs here now');

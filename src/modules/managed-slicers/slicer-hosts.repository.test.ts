@@ -5,6 +5,7 @@ import type { LiveStatus } from './live-status.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
+import { sealedTestKey } from './slicer-fixtures.test-support.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const status: LiveStatus = { state: 'live', failureReason: null, inputKbps: 900, lastFrameAt: T0, restarts: 1 };
@@ -17,7 +18,7 @@ for (const engine of await testEngines()) {
 
     /** A slicer whose CREATE completed (state running), as the runner leaves it. */
     const runningSlicer = async (id: string): Promise<void> => {
-      await slicers.createSlicer({ id, workspaceId: 'ws', config: { name: id, region: 'eu-central-1', ingest_protocol: 'srt', output_profile: 'passthrough' }, createdAt: T0 }, { id: `00000000-0000-4000-8000-${id.padStart(12, '0')}`, operation: 'CREATE', createdAt: T0 });
+      await slicers.createSlicer({ id, workspaceId: 'ws', config: { name: id, region: 'eu-central-1', ingest_protocol: 'srt', output_profile: 'passthrough' }, createdAt: T0, sealedStreamKey: sealedTestKey() }, { id: `00000000-0000-4000-8000-${id.padStart(12, '0')}`, operation: 'CREATE', createdAt: T0 });
       const queue = new SlicerTaskQueue(s.storage.db, s.storage.engine);
       const task = await queue.claimNextTask({ owner: 'runner', now: T0, leaseMs: 1000 });
       assert.ok(task);

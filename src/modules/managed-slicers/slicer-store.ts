@@ -10,7 +10,10 @@ export interface SlicerRecord {
   config: SlicerConfig;
   /** Derived from the slicer's tasks (`deriveSlicerState`) whenever one is added or changes. */
   state: SlicerState;
+  /** As the provisioner made it, without the stream key (`ingestUrlWithKey` adds it for the owner's eyes). */
   ingestUrl: string | null;
+  /** The stream key, sealed; null for a slicer made before stream keys, until one is first needed. */
+  sealedStreamKey: SealedStreamKey | null;
   latestTaskId: string;
   createdAt: number;
   updatedAt: number;
@@ -45,6 +48,25 @@ export interface SlicerWithTask {
   slicer: SlicerRecord;
   /** The slicer's latest task. */
   task: TaskRecord;
+}
+
+/**
+ * A slicer as its own workspace sees it: with its stream key in clear, which the ingest URL its
+ * encoder uses carries. Only ever turned into that workspace's answers; never logged.
+ */
+export interface SlicerWithKey extends SlicerWithTask {
+  streamKey: string;
+}
+
+/** A slicer's stream key sealed by the SecretBox (AES-256-GCM): storage accepts keys only in this form. */
+export type SealedStreamKey = string & { readonly __sealed: 'SlicerStreamKey' };
+
+/**
+ * What `RunnableSlicer` (ffmpeg-provisioner.ts) gains: the stream key the restarted process
+ * demands of its encoder. Kept apart until that interface carries the field itself.
+ */
+export interface RunnableSlicerKey {
+  streamKey: string;
 }
 
 /** Identifies one claim of a task: writes with an outdated fence are refused. */
@@ -95,7 +117,7 @@ export interface SlicerTaskStore {
   finishTask(input: FinishInput): Promise<boolean>;
 }
 
-export type NewSlicer = Pick<SlicerRecord, 'id' | 'workspaceId' | 'config' | 'createdAt'>;
+export type NewSlicer = Pick<SlicerRecord, 'id' | 'workspaceId' | 'config' | 'createdAt'> & { sealedStreamKey: SealedStreamKey };
 export type NewTask = Pick<TaskRecord, 'id' | 'operation' | 'createdAt'>;
 
 export interface EnqueueInput {
@@ -104,6 +126,8 @@ export interface EnqueueInput {
   task: NewTask;
   /** Fields to change in the desired configuration (UPDATE), merged inside the transaction. */
   configPatch?: Partial<SlicerConfig>;
+  /** A new stream key (rotation), stored with the task so a refused enqueue leaves the old one. */
+  sealedStreamKey?: SealedStreamKey;
 }
 
 export type EnqueueOutcome =
@@ -127,6 +151,20 @@ export interface Page<T> {
 export interface SlicerCursor {
   createdAt: number;
   id: string;
+}
+
+/**
+ * The stored stream keys, by slicer id whatever its workspace (the runner and the host leases
+ * ask by id). A key once stored is only ever replaced (rotation), never removed.
+ */
+export interface StreamKeyStore {
+  /** The slicer's sealed key: null while it has none, undefined when there is no such slicer. */
+  streamKeyOf(slicerId: string): Promise<SealedStreamKey | null | undefined>;
+  /**
+   * Stores `sealed` unless the slicer has a key already (two first readers racing both keep the
+   * winner's); the sealed key it has afterwards, undefined when there is no such slicer.
+   */
+  fillStreamKey(slicerId: string, sealed: SealedStreamKey): Promise<SealedStreamKey | undefined>;
 }
 
 /**

@@ -8,7 +8,7 @@ import { randomIds } from '../../platform/ids.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository } from './managed-slicers.repository.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
-import { ManualProvisioner, regions, silentLog, slicerBody } from './slicer-fixtures.test-support.js';
+import { ManualProvisioner, regions, silentLog, slicerBody, streamKeysOf } from './slicer-fixtures.test-support.js';
 import { SlicerTaskRunner } from './task-runner.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 
@@ -34,8 +34,9 @@ describe('managed slicer tasks across two instances on PostgreSQL', { skip: engi
   const instance = (name: string, storage: Storage, clock: FakeClock) => {
     const repository = new SlicerRepository(storage.db, storage.engine);
     const provisioner = new ManualProvisioner();
-    const runner = new SlicerTaskRunner({ store: new SlicerTaskQueue(storage.db, storage.engine), provisioner, clock, log: silentLog, ownerId: name, leaseMs: LEASE_MS, pollMs: 1_000 });
-    const service = new ManagedSlicerService({ store: repository, clock, ids: randomIds, regions, onTaskEnqueued: () => runner.notify() });
+    const streamKeys = streamKeysOf(repository);
+    const runner = new SlicerTaskRunner({ store: new SlicerTaskQueue(storage.db, storage.engine), provisioner, clock, streamKeyOf: (id) => streamKeys.keyOfSlicer(id), log: silentLog, ownerId: name, leaseMs: LEASE_MS, pollMs: 1_000 });
+    const service = new ManagedSlicerService({ store: repository, streamKeys, clock, ids: randomIds, regions, onTaskEnqueued: () => runner.notify() });
     return { repository, provisioner, runner, service, clock };
   };
 

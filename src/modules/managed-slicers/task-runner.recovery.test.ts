@@ -4,7 +4,7 @@ import { FakeClock } from '../../platform/clock.js';
 import { SimulatedSlicerProvisioner } from './provisioner.js';
 import { InMemorySlicerStore } from './memory-slicer-store.test-support.js';
 import { SlicerTaskRunner } from './task-runner.js';
-import { ManualProvisioner, settle, silentLog, slicerBody, slicerWorld, until } from './slicer-fixtures.test-support.js';
+import { ManualProvisioner, settle, silentLog, slicerBody, slicerWorld, streamKeysOf, until } from './slicer-fixtures.test-support.js';
 
 const W = 'ws-1';
 
@@ -26,7 +26,7 @@ interface RunnerChoice {
 }
 
 const runnerFor = (store: InMemorySlicerStore, clock: FakeClock, provisioner: ManualProvisioner, ownerId: string, choice: RunnerChoice = {}) =>
-  new SlicerTaskRunner({ store, clock, provisioner, log: silentLog, ownerId, leaseMs: 30_000, pollMs: 1_000, ...choice });
+  new SlicerTaskRunner({ store, clock, provisioner, streamKeyOf: (id) => streamKeysOf(store).keyOfSlicer(id), log: silentLog, ownerId, leaseMs: 30_000, pollMs: 1_000, ...choice });
 
 test('embedded (exclusive) runner: on start, a task the killed process left IN_PROGRESS is resumed at once', async () => {
   const { clock, store, slicer, task } = await crashedMidTask('old-process');

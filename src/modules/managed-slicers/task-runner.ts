@@ -15,6 +15,11 @@ export interface TaskRunnerOptions {
   /** Names this runner in task leases; unique per process. */
   ownerId: string;
   /**
+   * The slicer's stream key in clear as stored now (SlicerStreamKeys.keyOfSlicer), read when its
+   * task starts so a rotation's RESTART runs with the new key; undefined when the slicer is gone.
+   */
+  streamKeyOf: (slicerId: string) => Promise<string | undefined>;
+  /**
    * True when this runner is the only one on its store (embedded mode): on start it takes
    * back every IN_PROGRESS task at once instead of waiting for their leases to expire.
    */
@@ -122,14 +127,19 @@ export class SlicerTaskRunner {
     });
     let outcome: ProvisionOutcome;
     try {
-      outcome = await provision(this.options.provisioner, {
-        taskId: task.id,
-        slicerId: task.slicerId,
-        workspaceId: task.workspaceId,
-        operation: task.operation,
-        config: task.config,
-        signal: controller.signal,
-      });
+      const streamKey = await this.options.streamKeyOf(task.slicerId);
+      outcome =
+        streamKey === undefined
+          ? { kind: 'failed', reason: `Slicer ${task.slicerId} no longer exists` }
+          : await provision(this.options.provisioner, {
+              taskId: task.id,
+              slicerId: task.slicerId,
+              workspaceId: task.workspaceId,
+              operation: task.operation,
+              config: task.config,
+              streamKey,
+              signal: controller.signal,
+            });
     } catch (err) {
       this.options.log.error({ ...context, err }, 'slicer provisioner threw');
       outcome = { kind: 'failed', reason: `Internal provisioner error (task ${task.id})` };

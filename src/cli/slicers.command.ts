@@ -1,0 +1,33 @@
+import { Command } from 'commander';
+import { clientOf, withApiOptions, type ApiOptions } from './api-options.js';
+
+/** `playline slicers ...`: managed slicers of a running server, over its API. */
+export function slicersCommand(): Command {
+  const slicers = new Command('slicers').description('Managed slicers of a running server');
+
+  withApiOptions(
+    slicers
+      .command('rotate-key')
+      .description("Replace a slicer's stream key and print its new ingest URL; the slicer restarts with the new key, disconnecting an encoder that uses the old one")
+      .argument('<id>', 'slicer id')
+      .addHelpText('after', `
+The stream key is part of the ingest URL (SRT passphrase, RIST secret, RTMP stream name, hls push
+path). Point the encoder at the printed URL; the old one stops working once the slicer's RESTART
+task completed. --json prints the whole slicer instead.`),
+  ).action(async (id: string, opts: ApiOptions) => {
+    const slicer = await clientOf(opts).managedSlicers.rotateStreamKey(id);
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(slicer, null, 2)}\n`);
+      return;
+    }
+    // The URL is the command's output (a script takes stdout); what happens next goes to stderr.
+    if (slicer.ingest_url === null) {
+      process.stderr.write(`slicer ${slicer.id} has no ingest URL yet (its latest task: ${slicer.task.operation} ${slicer.task.state}); it will carry the new key\n`);
+      return;
+    }
+    process.stdout.write(`${slicer.ingest_url}\n`);
+    process.stderr.write(`slicer ${slicer.id} restarts with the new key (task ${slicer.task.id}, ${slicer.task.state}); encoders using the old key are disconnected\n`);
+  });
+
+  return slicers;
+}
