@@ -79,8 +79,9 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
   /** Pushes an endless test pattern and tone over SRT (H.264 4:2:0, as browsers decode it), like an encoder would. */
   const push = (url: string): ChildProcess => {
     const child = spawn('ffmpeg', [
-      '-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '50', '-c:a', 'aac', '-f', 'mpegts', url,
+      '-hide_banner', '-nostdin', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine',
+      // About 360 kbit/s (300 video + 64 audio): the slicer's input bitrate is checked against it.
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '50', '-b:v', '300k', '-maxrate', '300k', '-bufsize', '300k', '-c:a', 'aac', '-b:a', '64k', '-f', 'mpegts', url,
     ], { stdio: 'ignore' });
     pushers.push(child);
     return child;
@@ -147,7 +148,12 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
     push(waiting.ingest_url as string);
     const live = await waitForLive('live');
     assert.ok((live.live?.last_frame_at ?? 0) > 0, JSON.stringify(live.live));
-    await eventually(async () => ((await client.managedSlicers.get(slicer.id)).live?.input_bitrate_kbps ?? 0) > 0, 'input bitrate measured');
+    // The input bitrate is the real one (it read 0 while 250 kbit/s flowed): an encoder sending about 360 kbit/s.
+    let kbps = 0;
+    await eventually(async () => {
+      kbps = (await client.managedSlicers.get(slicer.id)).live?.input_bitrate_kbps ?? 0;
+      return kbps >= 180 && kbps <= 900;
+    }, `input bitrate near 360 kbit/s (last: ${kbps})`);
 
     const url = signPlaybackUrl({ baseUrl: server.url, kind: 'event', contentId: slicer.id, owner, key, expiresAt: Math.floor(Date.now() / 1000) + 600, params: [] }, () => randomBytes(8).toString('hex'));
     const page = await browser.newPage();
@@ -155,6 +161,8 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
     page.on('request', (r) => {
       if (r.url().startsWith(server.url)) requests.push(r.url());
     });
+    // Live means media arrives; the window is there once its first segment is written.
+    await eventually(() => existsSync(join(outputDir, 'index.m3u8')), 'the live window is written');
     await page.goto(site.url);
     await page.evaluate(`window.play(${JSON.stringify(url)})`);
     await page.waitForFunction('document.getElementById("video").currentTime > 3', undefined, WAIT);

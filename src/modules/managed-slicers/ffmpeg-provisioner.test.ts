@@ -81,39 +81,59 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     await finished((await t.client.managedSlicers.delete(slicer.id)).task.id);
   });
 
-  test('RTMP listens on a free port of the range (TCP), with the public host in its ingest URL; the cap answers 409; UPDATE starts a new process with the new profile on the same port; DELETE stops it and removes its output', async () => {
+  test('RTMP: the ingest front listens on a free port of the range (TCP) and lets only the stream key publish; the slicer\'s ffmpeg reads the publisher\'s FLV on stdin (no key, no port on its command line); the cap answers 409; UPDATE starts a new process with the new profile on the same port; DELETE stops it and removes its output', async () => {
     const slicer = await t.client.managedSlicers.create(body('RTMP', 'rtmp'));
     const task = await finished(slicer.task.id);
     assert.equal(task.state, 'COMPLETED', JSON.stringify(task));
     const running = await t.client.managedSlicers.get(slicer.id);
-    // PORT is held over UDP only, so a TCP listener may take it.
-    // The stream name is the slicer's stream key (the view puts it where the slicer id was).
+    // PORT is held over UDP only, so a TCP listener may take it. The stream name is the slicer's stream key.
     assert.match(running.ingest_url ?? '', new RegExp(`^rtmp://ingest\\.example\\.test:${PORT}/live/[A-Za-z0-9_-]{32}$`));
     assert.equal(running.live?.state, 'waiting_for_source');
     const live = t.runtime.managedSlicers.live();
-    const pid = live?.pidOf(slicer.id);
-    assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
-    const dir = liveDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
-    assert.ok(existsSync(join(dir, '.slicer-process.json')));
+    assert.equal(live?.pidOf(slicer.id), undefined, 'no ffmpeg runs until a publisher with the key arrives');
+    const key = (running.ingest_url ?? '').split('/').at(-1) as string;
+    const encode = (name: string) =>
+      spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'quiet', '-re', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25', '-f', 'lavfi', '-i', 'sine', '-t', '30',
+        '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-c:a', 'aac', '-f', 'flv', `rtmp://127.0.0.1:${PORT}/live/${name}`], { stdio: 'ignore' });
+    const exited = (child: ReturnType<typeof spawn>) => new Promise<number | null>((resolve) => child.once('close', resolve));
+    const outsider = encode('guessed-key');
+    assert.notEqual(await exited(outsider), 0, 'a wrong key is refused');
+    assert.equal(live?.pidOf(slicer.id), undefined);
+    const encoder = encode(key);
+    try {
+      await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'live with the key', 30_000);
+      const pid = live?.pidOf(slicer.id);
+      assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      assert.match(cmdline, /-protocol_whitelist pipe -f flv -i pipe:0/);
+      assert.ok(!cmdline.includes(key) && !cmdline.includes(String(PORT)), 'neither the key nor the port is on the command line');
+      const dir = liveDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
+      assert.ok(existsSync(join(dir, '.slicer-process.json')));
 
-    const other = await t.client.managedSlicers.create(body('Second', 'srt'));
-    await assert.rejects(t.client.managedSlicers.create(body('Third', 'srt')), /409/);
-    await finished(other.task.id);
+      const other = await t.client.managedSlicers.create(body('Second', 'srt'));
+      await assert.rejects(t.client.managedSlicers.create(body('Third', 'srt')), /409/);
+      assert.equal((await finished(other.task.id)).state, 'COMPLETED');
 
-    // UPDATE applies the new configuration: a new process with the profile's ladder, same port.
-    const updating = await t.client.managedSlicers.update(slicer.id, { output_profile: 'sd-480p' });
-    assert.equal((await finished(updating.task.id)).state, 'COMPLETED');
-    const updatedPid = live?.pidOf(slicer.id);
-    assert.ok(updatedPid !== undefined && updatedPid !== pid, `a new process: ${pid} -> ${updatedPid}`);
-    await eventually(() => !existsSync(`/proc/${pid}`), 'the old process ended');
-    assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-var_stream_map v:0,a:0,name:480p/);
-    assert.equal((await t.client.managedSlicers.get(slicer.id)).ingest_url, running.ingest_url);
+      // UPDATE applies the new configuration: a new process with the profile's ladder, same port (SRT spawns at once).
+      const otherPid = live?.pidOf(other.id);
+      const updating = await t.client.managedSlicers.update(other.id, { output_profile: 'sd-480p' });
+      assert.equal((await finished(updating.task.id)).state, 'COMPLETED');
+      const updatedPid = live?.pidOf(other.id);
+      assert.ok(otherPid !== undefined && updatedPid !== undefined && updatedPid !== otherPid, `a new process: ${otherPid} -> ${updatedPid}`);
+      await eventually(() => !existsSync(`/proc/${otherPid}`), 'the old process ended');
+      assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-var_stream_map v:0,a:0,name:480p/);
+      const otherUrl = (await t.client.managedSlicers.get(other.id)).ingest_url;
+      assert.match(otherUrl ?? '', /^srt:\/\/ingest\.example\.test:\d+\?passphrase=[A-Za-z0-9_-]{32}&pbkeylen=16$/);
+      assert.ok(!readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').includes((otherUrl ?? '').split('passphrase=')[1]?.split('&')[0] ?? 'none'), 'the passphrase is not on the command line');
 
-    const deleting = await t.client.managedSlicers.delete(slicer.id);
-    assert.equal((await finished(deleting.task.id)).state, 'COMPLETED');
-    await eventually(() => !existsSync(`/proc/${updatedPid}`), 'the process ended');
-    assert.equal(existsSync(dir), false, 'the output directory is removed');
-    await finished((await t.client.managedSlicers.delete(other.id)).task.id);
+      const deleting = await t.client.managedSlicers.delete(slicer.id);
+      assert.equal((await finished(deleting.task.id)).state, 'COMPLETED');
+      await eventually(() => !existsSync(`/proc/${pid}`), 'the process ended');
+      assert.equal(existsSync(dir), false, 'the output directory is removed');
+      await finished((await t.client.managedSlicers.delete(other.id)).task.id);
+    } finally {
+      encoder.kill('SIGKILL');
+    }
   });
 
   test('metrics count the slicer processes by state; deleting the workspace stops its slicers and removes their live output', async () => {
@@ -174,6 +194,6 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     }
     const deleting = await t.client.managedSlicers.delete(slicer.id);
     assert.equal((await finished(deleting.task.id)).state, 'COMPLETED');
-    assert.equal((await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${token}/seg0.ts`)).statusCode, 404, 'a deleted slicer takes no push');
+    assert.equal((await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${token}/seg0.ts`)).statusCode, 403, 'a deleted slicer takes no push: its key went with it');
   });
 });

@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
@@ -10,7 +10,6 @@ import {
   ingestUrlOf,
   isListenProtocol,
   listenerPortProblem,
-  listenInputArgs,
   listenerHeld,
   portOfIngestUrl,
   portsOf,
@@ -18,7 +17,8 @@ import {
   type ListenProtocol,
   type PortRange,
 } from './ingest-endpoint.js';
-import type { HlsPushTokens } from './hls-push.js';
+import { hlsPushBaseOf } from './hls-push.js';
+import { keyedListenerSource, pushedPlaylistSource, rtmpFrontSource, type SlicerSource } from './slicer-source.js';
 import { liveOutputArgs } from './live-profiles.js';
 import { LiveSlicerProcess, type LiveStatus } from './live-slicer-process.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
@@ -51,8 +51,8 @@ export interface FfmpegProvisionerOptions {
   stallMs?: number;
   /** Called on each restart of a slicer process (metrics). */
   onRestart?: () => void;
-  /** `hls` push ingest: its URL tokens, and this instance's base URL as encoders reach it. Without it `hls` is refused. */
-  hlsPush?: { tokens: HlsPushTokens; baseUrl: () => string };
+  /** `hls` push ingest: this instance's base URL as encoders reach it. Without it `hls` is refused. */
+  hlsPush?: { baseUrl: () => string };
 }
 
 /** A slicer this instance runs (or tried to run: `process` undefined with a failure). */
@@ -64,7 +64,11 @@ interface SlicerEntry {
   port: number | undefined;
   taskId: string;
   process: LiveSlicerProcess;
+  /** Where its source comes from (the RTMP front listens here); closed when the slicer stops. */
+  source: SlicerSource;
   ingestUrl: string;
+  /** The key encoders present (hls push checks it against the URL). */
+  streamKey: string;
 }
 
 /** The slicer's configuration as the provisioner needs it to (re)start it. */
@@ -74,6 +78,8 @@ export interface RunnableSlicer {
   config: SlicerConfig;
   /** Its ingest URL as stored: the port is kept when still free. */
   ingestUrl: string | null;
+  /** Its stream key, in clear. */
+  streamKey: string;
 }
 
 const MARKER = '.slicer-process.json';
@@ -134,6 +140,12 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     return [...this.slicers.values()].map((e) => e.process.snapshot());
   }
 
+  /** The stream key of a slicer run here, for hls push (undefined when it does not run here). */
+  streamKeyOf(owner: string, slicerId: string): string | undefined {
+    const entry = this.slicers.get(slicerId);
+    return entry && entry.owner === owner ? entry.streamKey : undefined;
+  }
+
   /** The pid of a slicer's running process (tests, diagnostics). */
   pidOf(slicerId: string): number | undefined {
     return this.slicers.get(slicerId)?.process.running().pid;
@@ -159,7 +171,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
    * over from an instance that died), keeping its window and, when free, its port.
    */
   resume(s: RunnableSlicer): Promise<ProvisionOutcome> {
-    return this.startSlicer({ slicerId: s.slicerId, owner: s.owner, config: s.config, taskId: 'resume', clear: false, preferredPort: portOfIngestUrl(s.ingestUrl), keepPort: false, signal: undefined });
+    return this.startSlicer({ slicerId: s.slicerId, owner: s.owner, config: s.config, streamKey: s.streamKey, taskId: 'resume', clear: false, preferredPort: portOfIngestUrl(s.ingestUrl), keepPort: false, signal: undefined });
   }
 
   /** Slicers this instance runs or failed to run (their host leases). */
@@ -198,6 +210,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       slicerId: request.slicerId,
       owner: request.workspaceId,
       config: request.config,
+      streamKey: request.streamKey,
       taskId: request.taskId,
       clear,
       preferredPort: current?.port,
@@ -211,6 +224,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     if (!entry) return;
     this.slicers.delete(slicerId);
     await entry.process.stop();
+    await entry.source.close();
     if (entry.protocol !== undefined && entry.port !== undefined) for (const p of portsOf(entry.protocol, entry.port).ports) this.reserved.delete(p);
     await rm(join(this.outputDir(entry.owner, slicerId), MARKER), { force: true });
   }
@@ -219,6 +233,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     slicerId: string;
     owner: string;
     config: SlicerConfig;
+    streamKey: string;
     taskId: string;
     clear: boolean;
     preferredPort: number | undefined;
@@ -243,40 +258,50 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     if (s.signal?.aborted) return { kind: 'aborted' };
 
     const { bindHost, publicHost } = this.options;
-    let input: string[];
+    let source: SlicerSource;
     let ingestUrl: string;
     let port: number | undefined;
     let listen: ListenProtocol | undefined;
-    let waitForSource: ((signal: AbortSignal, again: boolean) => Promise<void>) | undefined;
     if (hlsPush) {
       // The encoder PUTs its playlist and segments into the input directory; ffmpeg reads them once the playlist is there.
       const inputDir = liveInputDir(this.options.mediaRoot, s.owner, s.slicerId);
       if (s.clear) await rm(inputDir, { recursive: true, force: true });
       await mkdir(inputDir, { recursive: true });
-      const playlist = join(inputDir, LIVE_INDEX_FILE);
-      input = ['-i', playlist];
-      ingestUrl = hlsPush.tokens.urlOf(hlsPush.baseUrl(), s.owner, s.slicerId);
-      waitForSource = async (signal, again) => waitForFile(playlist, signal, again ? await modifiedAt(playlist) : undefined);
+      source = pushedPlaylistSource(join(inputDir, LIVE_INDEX_FILE));
+      ingestUrl = hlsPushBaseOf(hlsPush.baseUrl(), s.owner, s.slicerId);
     } else {
       listen = protocol as ListenProtocol;
       const taken = await this.takePort(listen, s.preferredPort, s.keepPort);
       if (typeof taken === 'string') return fail(taken);
       port = taken;
-      input = listenInputArgs(listen, bindHost, port, s.slicerId);
-      ingestUrl = ingestUrlOf(listen, publicHost, port, s.slicerId);
+      const listenPort = port;
+      try {
+        source =
+          listen === 'rtmp'
+            ? await rtmpFrontSource({
+                bindHost, port: listenPort, streamKey: s.streamKey, clock: this.options.clock,
+                onRefused: (refusal) => this.options.log.info({ slicerId: s.slicerId, reason: refusal.reason, remoteAddress: refusal.remoteAddress }, 'RTMP ingest connection refused'),
+              })
+            : keyedListenerSource(listen, bindHost, listenPort, s.streamKey);
+      } catch (err) {
+        for (const p of portsOf(listen, listenPort).ports) this.reserved.delete(p);
+        return fail(`could not listen on ${listen.toUpperCase()} port ${listenPort}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      ingestUrl = ingestUrlOf(listen, publicHost, port);
     }
-    const args = [
-      '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
-      ...input,
+    const before = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1'];
+    const after = [
       // First output: the source as received, to nowhere; ffmpeg's progress reports its size, so the input bitrate.
       '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', '/dev/null',
       ...liveOutputArgs(s.config.output_profile, { windowSegments: this.options.windowSegments, preset: this.options.preset }),
     ];
     // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.
-    args[args.length - 1] = join(dir, args[args.length - 1] as string);
+    after[after.length - 1] = join(dir, after[after.length - 1] as string);
     const supervised = new LiveSlicerProcess({
       command: this.options.ffmpeg,
-      args,
+      before,
+      input: (signal, again) => source.input(signal, again),
+      after,
       cwd: dir,
       run: this.run,
       clock: this.options.clock,
@@ -287,7 +312,6 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
         tag: dir,
         onError: (err) => this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker'),
       },
-      ...(waitForSource ? { waitForSource } : {}),
       ...(this.options.onRestart ? { onRestart: this.options.onRestart } : {}),
       onRunEnd: (end) => {
         const context = { slicerId: s.slicerId, reason: end.reason, exitCode: end.result?.exitCode, signal: end.result?.signal, stderr: end.result?.stderrTail.slice(-3) };
@@ -296,11 +320,11 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
         else this.options.log.warn(context, 'slicer process ended; starting it again after a backoff');
       },
     });
-    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, ingestUrl };
+    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, ingestUrl, streamKey: s.streamKey };
     this.slicers.set(s.slicerId, entry);
     supervised.start();
-    // hls push is taken by the API at once; a listener is ready once ffmpeg holds its port.
-    const ready = listen === undefined || port === undefined ? true : await this.waitListening(entry, listen, port, s.signal);
+    // hls push is taken by the API at once, RTMP by the front in this process; an SRT or RIST listener is ready once ffmpeg holds its port.
+    const ready = listen === undefined || port === undefined || source.listensHere ? true : await this.waitListening(entry, listen, port, s.signal);
     if (ready === true) return { kind: 'succeeded', ingestUrl };
     await this.stopSlicer(s.slicerId);
     if (ready === 'aborted') return { kind: 'aborted' };
@@ -349,21 +373,5 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       if (Date.now() > deadline) return `ffmpeg did not start listening on ${protocol.toUpperCase()} port ${port} within ${Math.round((this.options.readyTimeoutMs ?? 10_000) / 1000)} s`;
       await delay(100);
     }
-  }
-}
-
-const modifiedAt = (file: string): Promise<number | undefined> => stat(file).then((st) => st.mtimeMs, () => undefined);
-
-/**
- * Resolves once `file` exists, and was written since it had the time `stale` when given, or
- * when the signal fires; checked every 250 ms. After a run ended (the source stalled), the
- * encoder's playlist is read again only once the encoder wrote it anew: the old one would
- * replay its last segments into the live window.
- */
-async function waitForFile(file: string, signal: AbortSignal, stale: number | undefined): Promise<void> {
-  while (!signal.aborted) {
-    const written = await modifiedAt(file);
-    if (written !== undefined && written !== stale) return;
-    await delay(250, undefined, { signal }).catch(() => undefined);
   }
 }

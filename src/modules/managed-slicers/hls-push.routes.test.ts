@@ -2,12 +2,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { liveInputDir } from '../../platform/media/media-layout.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { HlsPushTokens, pushedPlaylistProblems } from './hls-push.js';
+import { pushedPlaylistProblems } from './hls-push.js';
+import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 
 const MiB = 1024 * 1024;
@@ -46,21 +47,26 @@ const put = (port: number, path: string, body: Readable | string, headers: Recor
     else body.pipe(req);
   });
 
-describe('hls push: authenticated before the body, streamed to disk, playlists confined to their folder', () => {
+const skip = await mediaToolsSkip();
+
+describe('hls push: authenticated before the body, streamed to disk, playlists confined to their folder', { skip }, () => {
   let t: TestApp;
   let port: number;
   let dir: string;
   let base: string;
-  const slicerId = 'slicer-hls-1';
+  let slicerId: string;
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT: String(96 * MiB) } });
+    t = await createTestApp({ env: { PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT: String(96 * MiB), PLAYLINE_SLICER_PROVISIONER: 'ffmpeg', PLAYLINE_REGIONS: 'eu-central-1' } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
-    // What the ffmpeg provisioner prepares for a running hls slicer: its input folder.
+    t.runtime.managedSlicers.listening(port);
+    // A real hls slicer: its ingest URL (with its stream key) and the input folder its ffmpeg reads.
+    const slicer = await t.client.managedSlicers.create({ name: 'Pushed', region: 'eu-central-1', ingest_protocol: 'hls', output_profile: 'passthrough' });
+    slicerId = slicer.id;
+    await eventually(async () => (await t.client.managedSlicers.getTask(slicer.task.id)).state === 'COMPLETED', 'the slicer runs');
+    const ingestUrl = (await t.client.managedSlicers.get(slicerId)).ingest_url ?? '';
+    base = new URL(ingestUrl).pathname.replace(/\/index\.m3u8$/, '');
     dir = liveInputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicerId);
-    await mkdir(dir, { recursive: true });
-    const token = new HlsPushTokens(t.runtime.box.deriveKey('slicer-hls-push')).tokenOf(t.workspace.id, slicerId);
-    base = `/ingest/hls/${t.workspace.id}/${slicerId}/${token}`;
   });
   after(() => t.close());
 

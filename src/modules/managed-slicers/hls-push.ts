@@ -1,10 +1,11 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../platform/errors.js';
+import { sameKey } from './slicer-source.js';
 import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
-import { isSafePathId, LIVE_INDEX_FILE, liveInputDir } from '../../platform/media/media-layout.js';
+import { isSafePathId, liveInputDir } from '../../platform/media/media-layout.js';
 
 /** Path of the push endpoint (outside /api/v4: the token in the path is the credential). */
 export const HLS_PUSH_PATH = '/ingest/hls';
@@ -16,28 +17,10 @@ export const HLS_PUSH_FILE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}\.(m3u8|ts|m4s|m
 export const HLS_PUSH_MAX_PLAYLIST_BYTES = 1024 * 1024;
 
 /**
- * Tokens of `hls` push ingest URLs: an HMAC of the workspace and slicer under a key derived from
- * the server's secret key, so every instance verifies them with no storage access. The token
- * is part of the slicer's `ingest_url`, which only its workspace reads.
+ * The keyless base of an `hls` slicer's ingest URL (`<base>/ingest/hls/<workspace>/<slicer>`): the
+ * URL the encoder uses adds the slicer's stream key and the playlist's name (stream-key.ts).
  */
-export class HlsPushTokens {
-  constructor(private readonly key: Buffer) {}
-
-  tokenOf(owner: string, slicerId: string): string {
-    return createHmac('sha256', this.key).update(`hls-push.${owner}.${slicerId}`).digest('base64url');
-  }
-
-  verify(owner: string, slicerId: string, token: string): boolean {
-    const expected = Buffer.from(this.tokenOf(owner, slicerId));
-    const given = Buffer.from(token);
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  }
-
-  /** The ingest URL an encoder PUTs its HLS to (`-f hls -method PUT <url>`). */
-  urlOf(baseUrl: string, owner: string, slicerId: string): string {
-    return `${baseUrl}${HLS_PUSH_PATH}/${owner}/${slicerId}/${this.tokenOf(owner, slicerId)}/${LIVE_INDEX_FILE}`;
-  }
-}
+export const hlsPushBaseOf = (baseUrl: string, owner: string, slicerId: string): string => `${baseUrl}${HLS_PUSH_PATH}/${owner}/${slicerId}`;
 
 /** Longest file an encoder may push (a segment of several seconds at a high bitrate). */
 export const HLS_PUSH_MAX_BYTES = 64 * 1024 * 1024;
@@ -98,7 +81,8 @@ export class PushBytesInFlight {
 export class HlsPushReceiver {
   constructor(
     private readonly mediaRoot: string,
-    private readonly tokens: HlsPushTokens,
+    /** The stream key of a slicer that runs here (undefined when it does not). */
+    private readonly keyOf: (owner: string, slicerId: string) => string | undefined,
     readonly inFlight: PushBytesInFlight,
   ) {}
 
@@ -139,7 +123,9 @@ export class HlsPushReceiver {
 
   /** Checks what the URL names, before any body is read; the folder the file goes to. */
   async authorize(owner: string, slicerId: string, token: string, file: string): Promise<HlsPushGrant> {
-    if (!isSafePathId(owner) || !isSafePathId(slicerId) || !this.tokens.verify(owner, slicerId, token)) {
+    // The key is known only for a slicer that runs here: any other URL is refused alike.
+    const key = isSafePathId(owner) && isSafePathId(slicerId) ? this.keyOf(owner, slicerId) : undefined;
+    if (key === undefined || !sameKey(token, key)) {
       throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
     }
     if (!HLS_PUSH_FILE.test(file)) {

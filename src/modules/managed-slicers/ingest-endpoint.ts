@@ -19,26 +19,18 @@ export function unsupportedReason(protocol: IngestProtocol): string | undefined 
 export const portsOf = (protocol: ListenProtocol, port: number): { transport: 'tcp' | 'udp'; ports: number[] } =>
   protocol === 'rtmp' ? { transport: 'tcp', ports: [port] } : protocol === 'rist' ? { transport: 'udp', ports: [port, port + 1] } : { transport: 'udp', ports: [port] };
 
-/** Where ffmpeg listens: its input arguments for the protocol on `bindHost:port`. */
-export function listenInputArgs(protocol: ListenProtocol, bindHost: string, port: number, slicerId: string): string[] {
-  switch (protocol) {
-    case 'srt':
-      return ['-i', `srt://${bindHost}:${port}?mode=listener`];
-    case 'rtmp':
-      return ['-listen', '1', '-i', `rtmp://${bindHost}:${port}/live/${slicerId}`];
-    case 'rist':
-      return ['-i', `rist://@${bindHost}:${port}`];
-  }
-}
-
-/** The URL an encoder sends the source to. */
-export function ingestUrlOf(protocol: ListenProtocol, publicHost: string, port: number, slicerId: string): string {
+/**
+ * The keyless base of the URL an encoder sends the source to; the URL the slicer shows adds its
+ * stream key (stream-key.ts): `srt://h:p?passphrase=<key>...`, `rist://h:p?secret=<key>...`,
+ * `rtmp://h:p/live/<key>`.
+ */
+export function ingestUrlOf(protocol: ListenProtocol, publicHost: string, port: number): string {
   const host = publicHost.includes(':') && !publicHost.startsWith('[') ? `[${publicHost}]` : publicHost;
   switch (protocol) {
     case 'srt':
       return `srt://${host}:${port}`;
     case 'rtmp':
-      return `rtmp://${host}:${port}/live/${slicerId}`;
+      return `rtmp://${host}:${port}/live`;
     case 'rist':
       return `rist://${host}:${port}`;
   }

@@ -1,8 +1,11 @@
+import type { Readable } from 'node:stream';
 import { secretFifo } from '../../platform/media/secret-fifo.js';
 
 /** How a slicer's ffmpeg reads its source for one run: the input arguments, and what to release once the run is over. */
 export interface SourceInput {
   args: readonly string[];
+  /** What ffmpeg reads on stdin (an RTMP publisher's FLV). */
+  stdin?: Readable;
   close?: () => Promise<void>;
 }
 

@@ -7,7 +7,9 @@ import { LiveSlicerProcess } from './live-slicer-process.js';
 const slicerProcess = (clock: FakeClock, runs: FakeProcessRunner, restarts: { n: number }) =>
   new LiveSlicerProcess({
     command: 'ffmpeg',
-    args: [],
+    before: [],
+    input: async () => ({ args: [] }),
+    after: [],
     run: runs.run,
     clock,
     restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 },
@@ -121,23 +123,26 @@ describe('LiveSlicerProcess', () => {
     assert.equal(p.snapshot().state, 'stopped');
   });
 
-  test('each run waits for its source first (hls push), told whether a run ended before', async () => {
+  test('each run waits for its source first (hls push, the next RTMP publisher), told whether a run ended before, and releases its input after the run', async () => {
     const clock = new FakeClock();
     const runs = new FakeProcessRunner();
     const asked: boolean[] = [];
     let sourceReady: () => void = () => undefined;
+    let closed = 0;
     const p = new LiveSlicerProcess({
       command: 'ffmpeg',
-      args: ['-i', 'index.m3u8'],
+      before: ['-nostdin'],
+      after: ['out.m3u8'],
       run: runs.run,
       clock,
       restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 },
       stallMs: 10_000,
-      waitForSource: (signal, again) => {
+      input: (signal, again) => {
         asked.push(again);
         return new Promise((resolve) => {
-          sourceReady = resolve;
-          signal.addEventListener('abort', () => resolve(), { once: true });
+          const input = { args: ['-i', 'index.m3u8'], close: async () => void closed++ };
+          sourceReady = () => resolve(input);
+          signal.addEventListener('abort', () => resolve(input), { once: true });
         });
       },
     });
@@ -147,10 +152,12 @@ describe('LiveSlicerProcess', () => {
     sourceReady();
     await settle();
     assert.equal(runs.runs.length, 1);
+    assert.deepEqual(runs.last().args, ['-nostdin', '-i', 'index.m3u8', 'out.m3u8']);
     runs.last().progress({ totalSize: 1000, outTimeUs: 40_000 });
     clock.advance(10_000);
     await settle();
     assert.deepEqual([asked, runs.runs.length], [[false, true], 1], 'the next run waits for a playlist written anew');
+    assert.equal(closed, 1, 'the ended run released its input');
     await p.stop();
     assert.equal(runs.runs.length, 1, 'stopped while waiting: nothing spawned');
   });

@@ -3,12 +3,22 @@ import type { ProcessRunner } from '../../platform/media/media-process.js';
 import { SupervisedProcess, type RunEnd, type SupervisedState } from '../../platform/media/supervised-process.js';
 import type { RestartSettings } from '../../platform/media/supervision-policy.js';
 import type { LiveState, LiveStatus } from './live-status.js';
+import type { SourceInput } from './listener-input.js';
 
 export { liveStates, type LiveState, type LiveStatus } from './live-status.js';
 
 export interface LiveProcessOptions {
   command: string;
-  args: readonly string[];
+  /** Arguments before the input (global options). */
+  before: readonly string[];
+  /**
+   * How this run reads its source, once it can be read, or on abort (`again` when a run of this
+   * process ended before): the keyed listener of SRT/RIST (a fresh named pipe per run), the
+   * next RTMP publisher's FLV on stdin, or the pushed playlist (written anew after a run ended).
+   */
+  input: (signal: AbortSignal, again: boolean) => Promise<SourceInput>;
+  /** Arguments after the input (the outputs; the last one names the process in its marker). */
+  after: readonly string[];
   /** Working directory of the process. */
   cwd?: string;
   run: ProcessRunner;
@@ -18,11 +28,6 @@ export interface LiveProcessOptions {
   stallMs: number;
   /** The marker file of the process (orphan clean-up), and the text of its command line that names it. */
   marker?: { file: string; tag: string; onError?: (err: unknown) => void };
-  /**
-   * Resolves once the source can be read, or on abort (`hls` push: the encoder's playlist; `again`
-   * when a run of this process ended before, so only a playlist written anew will do). Default: at once.
-   */
-  waitForSource?: (signal: AbortSignal, again: boolean) => Promise<void>;
   /** Called on each restart (metrics). */
   onRestart?: () => void;
   /** Called as each run ends (not at stop): logs. */
@@ -53,15 +58,21 @@ export class LiveSlicerProcess {
   private ranBefore = false;
 
   constructor(options: LiveProcessOptions) {
-    const { args, cwd, marker } = options;
+    const { before, after, cwd, marker } = options;
     this.supervisor = new SupervisedProcess({
       command: options.command,
       run: options.run,
       clock: options.clock,
       policy: { ...options.restart, stallMs: options.stallMs, firstProgressDeadline: false, endAfterProgress: 'expected' },
       prepare: async (_end, signal) => {
-        await options.waitForSource?.(signal, this.ranBefore);
-        return { args, ...(cwd !== undefined ? { cwd } : {}), ...(marker ? { tag: marker.tag } : {}) };
+        const input = await options.input(signal, this.ranBefore);
+        return {
+          args: [...before, ...input.args, ...after],
+          ...(input.stdin ? { stdin: input.stdin } : {}),
+          ...(input.close ? { close: input.close } : {}),
+          ...(cwd !== undefined ? { cwd } : {}),
+          ...(marker ? { tag: marker.tag } : {}),
+        };
       },
       ...(marker ? { marker: { file: marker.file, ...(marker.onError ? { onError: marker.onError } : {}) } } : {}),
       ...(options.onRestart ? { onRestart: options.onRestart } : {}),

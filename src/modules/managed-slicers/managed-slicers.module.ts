@@ -12,7 +12,7 @@ import { restartSettingsOf } from '../../platform/media/supervision-policy.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
-import { HlsPushReceiver, HlsPushTokens, PushBytesInFlight } from './hls-push.js';
+import { HlsPushReceiver, PushBytesInFlight } from './hls-push.js';
 import { SlicerHosting } from './slicer-hosting.js';
 import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { parsePortRange } from './ingest-endpoint.js';
@@ -73,7 +73,6 @@ const urlHost = (host: string): string => (host.includes(':') && !host.startsWit
 export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const { storage, clock, ids, config, log } = deps;
   const mediaRoot = mediaRootOf(config);
-  const hlsTokens = new HlsPushTokens(deps.box.deriveKey('slicer-hls-push'));
   let apiPort = config.port;
   const repository = new SlicerRepository(storage.db, storage.engine);
   const streamKeys = new SlicerStreamKeys(deps.box, repository);
@@ -151,7 +150,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       restart: restartSettingsOf(config),
       stallMs: config.slicerStallMs,
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
-      hlsPush: { tokens: hlsTokens, baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
+      hlsPush: { baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
     });
     hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;
@@ -165,7 +164,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     await hosting.start();
   };
 
-  const hlsPush = new HlsPushReceiver(mediaRoot, hlsTokens, new PushBytesInFlight(config.hlsPushMaxBytesInFlight));
+  const hlsPush = new HlsPushReceiver(mediaRoot, (owner, slicerId) => ffmpeg?.streamKeyOf(owner, slicerId), new PushBytesInFlight(config.hlsPushMaxBytesInFlight));
   const work: BackgroundWork = {
     name: 'managed-slicer task runner',
     start: async () => {

@@ -141,6 +141,20 @@ describe('SupervisedProcess', () => {
     await supervisor.stop();
   });
 
+  test('the bitrate is the last 4 s of output: a muxer writing in bursts reads as its real rate, not 0 then double (the slicer showed 0 kbit/s while 250 flowed)', async () => {
+    const { runner, supervisor } = supervised();
+    supervisor.start();
+    await settle();
+    // 1,000 kbit/s written in 250,000-byte bursts every 2 s, reported every 0.5 s.
+    const shown: (number | null | undefined)[] = [];
+    for (let block = 0; block <= 24; block++) {
+      runner.last().progress({ outTimeUs: block * 500_000, totalSize: Math.floor(block / 4) * 250_000 });
+      if (block >= 12) shown.push(supervisor.status().progress?.kbps);
+    }
+    assert.ok(shown.every((kbps) => kbps !== null && kbps !== undefined && kbps >= 700 && kbps <= 1300), `from 6 s on: ${shown.join(', ')}`);
+    await supervisor.stop();
+  });
+
   test('a block before any output is the baseline of the first bitrate', async () => {
     const { runner, supervisor } = supervised();
     supervisor.start();

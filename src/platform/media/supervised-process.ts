@@ -105,12 +105,12 @@ export interface SupervisedProcessOptions {
   onRestart?: () => void;
 }
 
-/** The run in flight: its abort, why it is being ended, and its last progress sample. */
+/** The run in flight: its abort, why it is being ended, and its recent progress samples (oldest first). */
 interface Run {
   controller: AbortController;
   ending: { stalled: boolean; reason: string | undefined } | undefined;
   progressed: boolean;
-  sample: { outTimeUs: number; totalSize: number | undefined } | undefined;
+  samples: Sample[];
   cancelWatchdog: (() => void) | undefined;
 }
 
@@ -201,7 +201,7 @@ export class SupervisedProcess {
 
   /** One run, from its preparation until its process is gone; undefined once stopped. */
   private async runOnce(): Promise<RunEnd | undefined> {
-    const run: Run = { controller: new AbortController(), ending: undefined, progressed: false, sample: undefined, cancelWatchdog: undefined };
+    const run: Run = { controller: new AbortController(), ending: undefined, progressed: false, samples: [], cancelWatchdog: undefined };
     this.run = run;
     const launch = await this.options.prepare((reason) => this.end(run, false, reason), run.controller.signal).catch((err: unknown) => `could not prepare the process: ${err instanceof Error ? err.message : String(err)}`);
     if (typeof launch === 'string') {
@@ -269,14 +269,17 @@ export class SupervisedProcess {
   private advance(run: Run, launch: ProcessLaunch, block: FfmpegProgress): void {
     if (run !== this.run || run.ending !== undefined || this.over()) return;
     if (launch.accepting && !launch.accepting()) return;
-    const previous = run.sample;
+    const previous = run.samples.at(-1);
+    const sample = { outTimeUs: block.outTimeUs, totalSize: block.totalSize };
     if (block.outTimeUs <= (previous?.outTimeUs ?? 0)) {
       // A block before any output is the baseline the first bitrate is measured from.
-      run.sample ??= { outTimeUs: block.outTimeUs, totalSize: block.totalSize };
+      if (!previous) run.samples.push(sample);
       return;
     }
-    run.sample = { outTimeUs: block.outTimeUs, totalSize: block.totalSize };
-    this.progress = { outTimeUs: block.outTimeUs, totalSize: block.totalSize, kbps: bitrateKbps(previous, run.sample), at: this.options.clock.now() };
+    run.samples.push(sample);
+    // The window the bitrate is measured over: the last BITRATE_WINDOW_US of output.
+    while (run.samples.length > 2 && sample.outTimeUs - (run.samples[1] as Sample).outTimeUs >= BITRATE_WINDOW_US) run.samples.shift();
+    this.progress = { outTimeUs: block.outTimeUs, totalSize: block.totalSize, kbps: run.samples.length > 1 ? bitrateKbps(run.samples[0], sample) : null, at: this.options.clock.now() };
     if (!run.progressed) {
       run.progressed = true;
       this.lastFailure = null;
@@ -288,6 +291,13 @@ export class SupervisedProcess {
 }
 
 type Sample = { outTimeUs: number; totalSize: number | undefined };
+
+/**
+ * The bitrate is measured over the last few seconds of output, not between two blocks: a muxer
+ * writes in bursts (it interleaves audio and video), so two blocks half a second apart often show
+ * the same size (0 kbit/s) and the next one twice the rate.
+ */
+const BITRATE_WINDOW_US = 4_000_000;
 
 /** Kilobits per second between two samples of the first output; null without sizes. */
 function bitrateKbps(from: Sample | undefined, to: Sample): number | null {

@@ -1,0 +1,103 @@
+import { timingSafeEqual } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../../platform/clock.js';
+import { keyedListenerInput, pushedPlaylistInput, type KeyedListenProtocol, type SourceInput } from './listener-input.js';
+import { startRtmpIngestFront, type IngestPublisher, type IngestRefusal } from './rtmp-ingest-front.js';
+
+/**
+ * Where a slicer's source comes from, for as long as the slicer runs here: each run of its ffmpeg
+ * asks for its input (`input`), and `close` ends it all when the slicer stops. Every source
+ * checks the slicer's stream key before any media reaches ffmpeg.
+ */
+export interface SlicerSource {
+  input(signal: AbortSignal, again: boolean): Promise<SourceInput>;
+  /** Whether the source takes encoders itself (the RTMP front listens in this process). */
+  readonly listensHere: boolean;
+  close(): Promise<void>;
+}
+
+/** Constant-time comparison of a presented key with the slicer's. */
+export const sameKey = (given: string, key: string): boolean => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(key);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/** SRT and RIST: ffmpeg's own listener, the key a protocol option (listener-input.ts); a fresh named pipe per run. */
+export const keyedListenerSource = (protocol: KeyedListenProtocol, bindHost: string, port: number, streamKey: string): SlicerSource => ({
+  input: () => keyedListenerInput(protocol, bindHost, port, streamKey),
+  listensHere: false,
+  close: () => Promise.resolve(),
+});
+
+/**
+ * RTMP: Playline's ingest front takes the encoders on the slicer's port and lets through only a
+ * publisher whose stream name is the key; each publisher's FLV is one run of ffmpeg, read on its
+ * stdin (`-f flv -i pipe:0`, nothing else may be opened). A run that ends while its publisher is
+ * still connected hangs the publisher up: an FLV stream cannot be resumed mid-way, the encoder
+ * reconnects and the next run starts from its header.
+ */
+export async function rtmpFrontSource(options: { bindHost: string; port: number; streamKey: string; clock: Clock; onRefused?: (refusal: IngestRefusal) => void }): Promise<SlicerSource> {
+  let pending: { publisher: IngestPublisher; flv: PassThrough } | undefined;
+  let waiting: ((next: { publisher: IngestPublisher; flv: PassThrough }) => void) | undefined;
+  const front = await startRtmpIngestFront({
+    host: options.bindHost,
+    port: options.port,
+    clock: options.clock,
+    checkKey: (name) => sameKey(name, options.streamKey),
+    onPublisher: (publisher) => {
+      const flv = new PassThrough();
+      const next = { publisher, flv };
+      if (waiting) waiting(next);
+      else pending = next;
+      void publisher.ended.then(() => {
+        if (pending?.publisher === publisher) pending = undefined;
+      });
+      return flv;
+    },
+    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+  });
+  return {
+    listensHere: true,
+    async input(signal) {
+      const next =
+        pending ??
+        (await new Promise<{ publisher: IngestPublisher; flv: PassThrough } | undefined>((resolve) => {
+          waiting = resolve;
+          signal.addEventListener('abort', () => resolve(undefined), { once: true });
+        }));
+      waiting = undefined;
+      pending = undefined;
+      if (!next) return { args: [] };
+      return {
+        args: ['-protocol_whitelist', 'pipe', '-f', 'flv', '-i', 'pipe:0'],
+        stdin: next.flv,
+        close: async () => next.publisher.disconnect('the slicer\'s ffmpeg ended; reconnect to publish again'),
+      };
+    },
+    close: () => front.close(),
+  };
+}
+
+const modifiedAt = (file: string): Promise<number | undefined> => stat(file).then((st) => st.mtimeMs, () => undefined);
+
+/**
+ * hls push: the encoder's playlist, pushed through the API (its key checked there, its playlist
+ * validated). A run reads it once it exists; after a run ended (the source stalled) only once the
+ * encoder wrote it anew, as the old one would replay its last segments into the live window.
+ */
+export const pushedPlaylistSource = (playlist: string): SlicerSource => ({
+  listensHere: false,
+  async input(signal, again) {
+    const stale = again ? await modifiedAt(playlist) : undefined;
+    while (!signal.aborted) {
+      const written = await modifiedAt(playlist);
+      if (written !== undefined && written !== stale) break;
+      await delay(250, undefined, { signal }).catch(() => undefined);
+    }
+    return pushedPlaylistInput(playlist);
+  },
+  close: () => Promise.resolve(),
+});
