@@ -126,6 +126,22 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       assert.match(otherUrl ?? '', /^srt:\/\/ingest\.example\.test:\d+\?passphrase=[A-Za-z0-9_-]{32}&pbkeylen=16$/);
       assert.ok(!readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').includes((otherUrl ?? '').split('passphrase=')[1]?.split('&')[0] ?? 'none'), 'the passphrase is not on the command line');
 
+      // Rotating the key disconnects the encoder that uses the old one; the old key is refused, the new one publishes.
+      const encoderGone = exited(encoder);
+      const rotated = await t.client.managedSlicers.rotateStreamKey(slicer.id);
+      assert.equal((await finished(rotated.task.id)).state, 'COMPLETED');
+      assert.notEqual(await encoderGone, 0, 'the encoder with the old key was disconnected');
+      await eventually(() => !existsSync(`/proc/${pid}`), 'its ffmpeg ended');
+      const newKey = (rotated.ingest_url ?? '').split('/').at(-1) as string;
+      assert.ok(newKey.length === 32 && newKey !== key);
+      assert.notEqual(await exited(encode(key)), 0, 'the old key is refused');
+      const renewed = encode(newKey);
+      try {
+        await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'live again with the new key', 30_000);
+      } finally {
+        renewed.kill('SIGKILL');
+      }
+
       const deleting = await t.client.managedSlicers.delete(slicer.id);
       assert.equal((await finished(deleting.task.id)).state, 'COMPLETED');
       await eventually(() => !existsSync(`/proc/${pid}`), 'the process ended');
