@@ -6,11 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PlaylineClient } from '../../src/client/index.js';
+import { sharedPlaylineBin } from '../helpers/built-package.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const bin = await sharedPlaylineBin();
 const cli = (args: string[], env: Record<string, string>) =>
-  execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+  execFileSync(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
 
 describe('the real server process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-e2e-'));

@@ -12,7 +12,7 @@ import type { ManagedSlicerTaskView, ManagedSlicerView } from '../../src/modules
 import { liveOutputDir } from '../../src/modules/managed-slicers/live-output.js';
 import { signPlaybackUrl } from '../../src/modules/playback-edge/playback-token.js';
 import { eventually } from '../helpers/eventually.js';
-import { freePort, receiverListening, startReceiver, videoSeconds } from '../helpers/media-receiver.js';
+import { exitedWithin, freePort, receiverListening, startReceiver, videoSeconds } from '../helpers/media-receiver.js';
 import { artifactsDir, browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
@@ -197,7 +197,7 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
       assert.equal((await client.syndication.getTarget(target.id)).status, 'active');
       const stopped = await client.syndication.scheduleAction(schedule.id, 'stop');
       assert.equal(stopped.status, 'stopped');
-      const code = await Promise.race([receiver.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000))]);
+      const code = await exitedWithin(receiver, 30_000);
       assert.notEqual(code, 'running', 'the receiver saw the stream end');
       const seconds = await videoSeconds(recording);
       assert.ok(seconds >= 5, `at least 5 s of the slicer's video arrived (ffprobe): ${seconds} s`);
