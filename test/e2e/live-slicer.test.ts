@@ -114,16 +114,17 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
 
   before(async () => {
     assert.deepEqual(missing, [], 'PLAYLINE_REQUIRE_SERVICES=1 needs Chromium and ffmpeg');
-    server = await startServerProcess(env);
-    servers.push(server);
+    // The server, the player's site and the browser start side by side (each kept as it comes, for `after`).
+    await Promise.all([
+      startServerProcess(env).then((started) => {
+        server = started;
+        servers.push(server);
+      }),
+      hlsPlayerSite().then((started) => (site = started)),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: playerArgs }).then((launched) => (browser = launched)),
+    ]);
     ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
-    site = await hlsPlayerSite();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: playerArgs,
-    });
   });
 
   after(async () => {
