@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
-import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, chromiumArgs, type CallbackReceiver } from '../helpers/browser.js';
+import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, desktopBrowser, type CallbackReceiver } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -40,12 +40,7 @@ describe('dashboard Error Reporting: delivery log, resend and resume in Chromium
         PLAYLINE_CALLBACK_BACKOFF_MS: '600000',
         PLAYLINE_CALLBACK_BACKOFF_MAX_MS: '600000',
       }).then((started) => (server = started)),
-      chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: chromiumArgs,
-        viewport: { width: 1280, height: 900 },
-      }).then((launched) => (context = launched)),
+      desktopBrowser(profile).then((launched) => (context = launched)),
     ]);
     const credentials = bootstrapCredentials(server);
     owner = credentials.owner;

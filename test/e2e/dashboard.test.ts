@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
 import type { PlaybackEventInput } from '../../src/client/vod-stats.js';
 import { seededRandom } from '../../src/modules/vod-stats/test-events.test-support.js';
-import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, chromiumArgs } from '../helpers/browser.js';
+import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, desktopBrowser } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -40,12 +40,7 @@ describe('dashboard in Chromium', { skip }, () => {
     // The server and the browser start side by side (each kept as it comes, for `after`).
     await Promise.all([
       startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_CALLBACK_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' }).then((started) => (server = started)),
-      chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: chromiumArgs,
-        viewport: { width: 1280, height: 900 },
-      }).then((launched) => (context = launched)),
+      desktopBrowser(profile).then((launched) => (context = launched)),
     ]);
     ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
