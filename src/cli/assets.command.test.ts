@@ -10,6 +10,7 @@ import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { systemClock } from '../platform/clock.js';
 import type { AssetView } from '../modules/assets/assets.schema.js';
 import { makeClip, mediaToolsSkip } from '../../test/helpers/media.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 
 const skip = await mediaToolsSkip();
 
@@ -31,8 +32,8 @@ describe('playline assets (the CLI over a running server)', { skip }, () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'assets', ...args, '--base-url', url, '--owner', t.workspace.id], {
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'assets', ...args, '--base-url', url, '--owner', t.workspace.id], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { eventually } from '../../test/helpers/eventually.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { FakeClock } from '../platform/clock.js';
 import { startLocalReceiver, type LocalReceiver } from '../modules/error-reporting/testing/local-receiver.js';
 import type { DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView } from '../modules/error-reporting/error-reporting.schema.js';
@@ -32,8 +33,8 @@ describe('playline deliveries and playline callback (the CLI over a running serv
     await receiver.close();
   });
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args, '--base-url', url, '--owner', t.workspace.id], {
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), ...args, '--base-url', url, '--owner', t.workspace.id], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });

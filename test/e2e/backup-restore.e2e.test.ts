@@ -101,25 +101,26 @@ describe('playline backup while the server runs, then restore onto a new directo
   });
 
   test('restore never overwrites data, and refuses an incomplete or damaged backup', async () => {
-    const again = await playline(['restore', backup, '--data-dir', restored]);
-    assert.equal(again.status, 1);
-    assert.match(again.stderr, /is not empty: restore refuses to overwrite existing data/);
-
     const incomplete = join(base, 'incomplete');
     mkdirSync(incomplete);
     writeFileSync(join(incomplete, 'playline.db'), 'x');
-    const noManifest = await playline(['restore', incomplete, '--data-dir', join(base, 'never')]);
+    // The refusals that read the intact backup, side by side; then the damaged one.
+    const [again, noManifest, into] = await Promise.all([
+      playline(['restore', backup, '--data-dir', restored]),
+      playline(['restore', incomplete, '--data-dir', join(base, 'never')]),
+      playline(['backup', backup, '--data-dir', source]),
+    ]);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /is not empty: restore refuses to overwrite existing data/);
     assert.equal(noManifest.status, 1);
     assert.match(noManifest.stderr, /is not a complete Playline backup/);
+    assert.equal(into.status, 1);
+    assert.match(into.stderr, /is not empty: back up into a new or empty directory/);
 
     writeFileSync(join(backup, 'secret.key'), 'tampered\n');
     const damaged = await playline(['restore', backup, '--data-dir', join(base, 'never')]);
     assert.equal(damaged.status, 1);
     assert.match(damaged.stderr, /backup file secret\.key is missing or damaged/);
     assert.throws(() => readdirSync(join(base, 'never')), 'nothing restored');
-
-    const into = await playline(['backup', backup, '--data-dir', source]);
-    assert.equal(into.status, 1);
-    assert.match(into.stderr, /is not empty: back up into a new or empty directory/);
   });
 });

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildPackage, type BuiltPackage } from '../helpers/built-package.js';
+import { sharedPackage } from '../helpers/built-package.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -16,14 +16,14 @@ const run = (command: string, args: string[], cwd?: string) => {
 // npm installs every bin as a symlink (node_modules/.bin, npm link, a global install): the CLI
 // must run however it is reached, and say something.
 describe('the built CLI, however it is installed', () => {
-  let pkg: BuiltPackage;
+  // The package the other CLI tests run (built once per run, shared: only read here).
+  const pkg = { dir: '' };
   let links: string;
   before(async () => {
-    pkg = await buildPackage();
+    pkg.dir = await sharedPackage();
     links = mkdtempSync(join(tmpdir(), 'playline-links-'));
   });
   after(() => {
-    pkg.remove();
     rmSync(links, { recursive: true, force: true });
   });
 

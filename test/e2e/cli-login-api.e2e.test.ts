@@ -45,24 +45,27 @@ describe('playline login, api, and the profile other client commands use', () =>
   });
 
   test('api signs with the profile: body on stdout; a non-2xx status on stderr with exit code 1', async () => {
-    const workspace = await playline(['api', 'GET', '/api/v4/workspace'], env);
+    // Independent calls side by side; the list after the create.
+    const [workspace, created, missing, invalid] = await Promise.all([
+      playline(['api', 'GET', '/api/v4/workspace'], env),
+      playline(['api', 'POST', '/api/v4/syndication-target', '--data', '{"platform":"Twitch","target_protocol":"rtmp","target_stream":"live_1"}'], env),
+      playline(['api', 'GET', '/api/v4/syndication-target/00000000000000000000000000000000'], env),
+      playline(['api', 'POST', '/api/v4/syndication-target', '--data', '{"platform":'], env),
+    ]);
     assert.equal(workspace.status, 0, workspace.stderr);
     assert.equal((JSON.parse(workspace.stdout) as { id: string }).id, owner);
     assert.equal(workspace.stderr, '');
 
-    const created = await playline(['api', 'POST', '/api/v4/syndication-target', '--data', '{"platform":"Twitch","target_protocol":"rtmp","target_stream":"live_1"}'], env);
     assert.equal(created.status, 0, created.stderr);
     const target = JSON.parse(created.stdout) as { id: string; target_stream: string };
     assert.equal(target.target_stream, '********');
     const listed = JSON.parse((await playline(['api', 'get', '/api/v4/syndication-target'], env)).stdout) as { items: { id: string }[] };
     assert.deepEqual(listed.items.map((t) => t.id), [target.id]);
 
-    const missing = await playline(['api', 'GET', '/api/v4/syndication-target/00000000000000000000000000000000'], env);
     assert.equal(missing.status, 1);
     assert.equal(missing.stderr, 'HTTP 404 Not Found\n');
     assert.equal((JSON.parse(missing.stdout) as { code: string }).code, 'not_found');
 
-    const invalid = await playline(['api', 'POST', '/api/v4/syndication-target', '--data', '{"platform":'], env);
     assert.equal(invalid.status, 1);
     assert.match(invalid.stderr, /--data is not valid JSON/);
   });
@@ -87,14 +90,13 @@ describe('playline login, api, and the profile other client commands use', () =>
   });
 
   test('sign and sign-playback take owner, key and base URL from the profile', async () => {
-    const signed = await playline(['sign', '/api/v4/workspace'], env);
+    const [signed, playback] = await Promise.all([playline(['sign', '/api/v4/workspace'], env), playline(['sign-playback', 'movie-1', '--json'], env)]);
     assert.equal(signed.status, 0, signed.stderr);
     const curl = signed.stdout.trim();
     assert.ok(curl.startsWith(`curl -sS '${server.url}/api/v4/workspace?msg=`), curl);
     const answer = JSON.parse(execFileSync('sh', ['-c', curl], { encoding: 'utf8' })) as { id: string };
     assert.equal(answer.id, owner);
 
-    const playback = await playline(['sign-playback', 'movie-1', '--json'], env);
     assert.equal(playback.status, 0, playback.stderr);
     const { url } = JSON.parse(playback.stdout) as { url: string };
     assert.ok(url.startsWith(`${server.url}/play/movie-1.m3u8?`) && url.includes(`oid=${owner}`), url);
@@ -105,12 +107,14 @@ describe('playline login, api, and the profile other client commands use', () =>
 
   test('named profiles; flags win over the profile; an unknown named profile is an error', async () => {
     assert.equal((await playline(['login', '--base-url', server.url, '--owner', owner, '--profile', 'staging'], env, { input: `${key}\n` })).status, 0);
-    const viaNamed = await playline(['api', 'GET', '/api/v4/workspace', '--profile', 'staging'], env);
+    const [viaNamed, wrongKey, unknown] = await Promise.all([
+      playline(['api', 'GET', '/api/v4/workspace', '--profile', 'staging'], env),
+      playline(['api', 'GET', '/api/v4/workspace', '--key', 'wrong'], env),
+      playline(['api', 'GET', '/api/v4/workspace', '--profile', 'nope'], env),
+    ]);
     assert.equal(viaNamed.status, 0, viaNamed.stderr);
-    const wrongKey = await playline(['api', 'GET', '/api/v4/workspace', '--key', 'wrong'], env);
     assert.equal(wrongKey.status, 1);
     assert.equal(wrongKey.stderr, 'HTTP 401 Unauthorized\n');
-    const unknown = await playline(['api', 'GET', '/api/v4/workspace', '--profile', 'nope'], env);
     assert.equal(unknown.status, 1);
     assert.match(unknown.stderr, /no profile "nope" in .*: run playline login --profile nope/);
     const out = await playline(['logout', '--profile', 'staging'], env);

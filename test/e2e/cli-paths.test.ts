@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { playline } from '../helpers/cli.js';
+import { playline, type CliResult } from '../helpers/cli.js';
 import { clusterFixture, CLUSTER_SECRET_KEY, type ClusterFixture } from '../helpers/cluster.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -36,13 +36,14 @@ describe('CLI paths that used to mislead', () => {
       ['keys', 'revoke', 'key_1', '--owner', 'abc'],
       ['cluster', 'status'],
     ];
-    for (const [dir, tried] of [[typo, commands], [empty, commands.slice(0, 2)]] as const) {
-      for (const args of tried) {
-        const result = await playline([...args, '--data-dir', dir]);
-        assert.equal(result.status, 1, `${args.join(' ')}: ${result.stderr}`);
-        assert.equal(result.stderr, `playline: no Playline data in ${dir} (no playline.db): check --data-dir or PLAYLINE_DATA_DIR\n`);
-        assert.equal(result.stdout, '');
-      }
+    // Each call refuses before it opens anything, so they run side by side.
+    const tried = [...commands.map((args) => [typo, args] as const), ...commands.slice(0, 2).map((args) => [empty, args] as const)];
+    const results = await Promise.all(tried.map(([dir, args]) => playline([...args, '--data-dir', dir])));
+    for (const [i, [dir, args]] of tried.entries()) {
+      const result = results[i] as CliResult;
+      assert.equal(result.status, 1, `${args.join(' ')}: ${result.stderr}`);
+      assert.equal(result.stderr, `playline: no Playline data in ${dir} (no playline.db): check --data-dir or PLAYLINE_DATA_DIR\n`);
+      assert.equal(result.stdout, '');
     }
     assert.equal(existsSync(typo), false, 'no directory created');
     assert.deepEqual(readdirSync(empty), [], 'no database or key file created');
@@ -53,14 +54,19 @@ describe('CLI paths that used to mislead', () => {
     const env = { PLAYLINE_DATA_DIR: dir, PLAYLINE_LOG_LEVEL: 'trace' };
     const workspace = JSON.parse((await playline(['workspaces', 'create', '--name', 'Json', '--json'], env)).stdout) as { id: string };
     const key = JSON.parse((await playline(['keys', 'create', '--owner', workspace.id, '--json'], env)).stdout) as { id: string; secret: string };
-    for (const args of [
+    // The readers side by side, then the one that writes.
+    const calls = [
       ['workspaces', 'list', '--json'],
       ['keys', 'list', '--owner', workspace.id, '--json'],
-      ['keys', 'revoke', key.id, '--owner', workspace.id, '--json'],
       ['sign', '--owner', workspace.id, '--key', key.secret, '--json', '/api/v4/workspace'],
       ['sign-playback', 'movie', '--owner', workspace.id, '--key', key.secret, '--json'],
-    ]) {
-      const result = await playline(args, env);
+    ];
+    const results = await Promise.all(calls.map((args) => playline(args, env)));
+    const revoke = ['keys', 'revoke', key.id, '--owner', workspace.id, '--json'];
+    calls.push(revoke);
+    results.push(await playline(revoke, env));
+    for (const [i, args] of calls.entries()) {
+      const result = results[i] as CliResult;
       assert.equal(result.status, 0, result.stderr);
       assert.doesNotThrow(() => JSON.parse(result.stdout), `${args.join(' ')} printed:\n${result.stdout}`);
     }
@@ -120,8 +126,10 @@ describe('cluster status', () => {
       { url: refused, says: 'connect ECONNREFUSED' },
       { url: silent, says: 'within 1 s' },
     ];
-    for (const { url, says } of cases) {
-      const result = await playline(['cluster', 'status', '--timeout', '1'], env(url), { timeoutMs: 30_000 });
+    // Side by side: each ends some seconds after its message (the Redis client's own close timers).
+    const results = await Promise.all(cases.map(({ url }) => playline(['cluster', 'status', '--timeout', '1'], env(url), { timeoutMs: 30_000 })));
+    for (const [i, { url, says }] of cases.entries()) {
+      const result = results[i] as CliResult;
       assert.equal(result.status, 1, result.stderr);
       assert.match(result.stderr, new RegExp(`playline: Redis is not reachable at ${url.replace(/\./g, '\\.')}:? .*${says}`));
     }

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import type { PlaybackEventInput } from '../../src/client/vod-stats.js';
 import { CLUSTER_ADMIN_TOKEN, CLUSTER_SECRET_KEY, clusterFixture, pollUntil } from '../helpers/cluster.js';
 import type { ServerProcess } from '../helpers/server-process.js';
+import { sharedPlaylineBin } from '../helpers/built-package.js';
 
 // Redis DB 13 belongs to this file alone: it is flushed here (FLUSHDB: a FLUSHALL would also wipe
 // the DB every other test shares; on the dedicated DB the two are the same).
@@ -63,7 +64,7 @@ describe('cluster mode: Redis statistics rebuilt from the PostgreSQL journal', {
 
     // The same through the CLI (a thin adapter over the same service).
     const env = { ...process.env, PLAYLINE_DATABASE_URL: fx.databaseUrl, PLAYLINE_REDIS_URL: fx.redisUrl, PLAYLINE_REDIS_PREFIX: fx.redisPrefix, PLAYLINE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN, PLAYLINE_SECRET_KEY: CLUSTER_SECRET_KEY, PLAYLINE_LOG_LEVEL: 'warn' };
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'cluster', 'rebuild-stats', '--json'], { cwd: root, env });
+    const { stdout } = await run(process.execPath, [await sharedPlaylineBin(), 'cluster', 'rebuild-stats', '--json'], { cwd: root, env });
     assert.equal((JSON.parse(stdout) as { batches: number }).batches, 24);
     assert.deepEqual(await read(a), before);
   });

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
-import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, chromiumArgs, type CallbackReceiver } from '../helpers/browser.js';
+import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, desktopBrowser, type CallbackReceiver } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -32,24 +32,22 @@ describe('dashboard Error Reporting: delivery log, resend and resume in Chromium
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `PLAYLINE_REQUIRE_SERVICES=1 but Chromium is missing at ${CHROMIUM}`);
     // Pauses last ten minutes here, so the page has all the time it needs to show one and resume it.
-    server = await startServerProcess({
-      PLAYLINE_DATA_DIR: dataDir,
-      PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
-      PLAYLINE_CALLBACK_BACKOFF_MS: '600000',
-      PLAYLINE_CALLBACK_BACKOFF_MAX_MS: '600000',
-    });
+    // The server and the browser start side by side (each kept as it comes, for `after`).
+    await Promise.all([
+      startServerProcess({
+        PLAYLINE_DATA_DIR: dataDir,
+        PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
+        PLAYLINE_CALLBACK_BACKOFF_MS: '600000',
+        PLAYLINE_CALLBACK_BACKOFF_MAX_MS: '600000',
+      }).then((started) => (server = started)),
+      desktopBrowser(profile).then((launched) => (context = launched)),
+    ]);
     const credentials = bootstrapCredentials(server);
     owner = credentials.owner;
     const key = credentials.key;
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
     hook = await callbackReceiver();
     await client.errorReporting.putSettings({ callback_url: hook.url });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: chromiumArgs,
-      viewport: { width: 1280, height: 900 },
-    });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
     page.on('console', (m) => {

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
 import type { PlaybackEventInput } from '../../src/client/vod-stats.js';
 import { seededRandom } from '../../src/modules/vod-stats/test-events.test-support.js';
-import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, chromiumArgs } from '../helpers/browser.js';
+import { artifactsDir, browserSkip, callbackReceiver, CHROMIUM, desktopBrowser } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -37,15 +37,13 @@ describe('dashboard in Chromium', { skip }, () => {
 
   before(async () => {
     assert.ok(existsSync(CHROMIUM), `PLAYLINE_REQUIRE_SERVICES=1 but Chromium is missing at ${CHROMIUM}`);
-    server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' });
+    // The server and the browser start side by side (each kept as it comes, for `after`).
+    await Promise.all([
+      startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' }).then((started) => (server = started)),
+      desktopBrowser(profile).then((launched) => (context = launched)),
+    ]);
     ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: chromiumArgs,
-      viewport: { width: 1280, height: 900 },
-    });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('request', (r) => requested.push(r.url()));
     page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));

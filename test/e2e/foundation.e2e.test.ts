@@ -6,11 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PlaylineClient } from '../../src/client/index.js';
+import { sharedPlaylineBin } from '../helpers/built-package.js';
+import { eventually } from '../helpers/eventually.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const bin = await sharedPlaylineBin();
 const cli = (args: string[], env: Record<string, string>) =>
-  execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+  execFileSync(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
 
 describe('the real server process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'playline-e2e-'));
@@ -67,12 +70,8 @@ describe('the real server process', () => {
         cli(['keys', 'revoke', created.id, '--owner', owner, '--json'], env);
         // Another process changed the keys: the server's key cache follows within its bound
         // (2 s at most, pinned by key-ring.test.ts on a fake clock); here only that it does.
-        const deadline = Date.now() + 30_000;
         let refused: unknown;
-        while (!refused && Date.now() < deadline) {
-          refused = await again().workspace.get().then(() => undefined, (err: unknown) => err);
-          if (!refused) await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await eventually(async () => (refused = await again().workspace.get().then(() => undefined, (err: unknown) => err)) !== undefined, 'the revoked key is refused', 30_000);
         assert.deepEqual({ status: (refused as { status?: number })?.status, code: (refused as { code?: string })?.code }, { status: 401, code: 'key_revoked' });
       });
 

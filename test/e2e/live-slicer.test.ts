@@ -12,7 +12,7 @@ import type { ManagedSlicerTaskView, ManagedSlicerView } from '../../src/modules
 import { liveDir } from '../../src/platform/media/media-layout.js';
 import { signPlaybackUrl } from '../../src/modules/playback-edge/playback-token.js';
 import { eventually } from '../helpers/eventually.js';
-import { freePort, receiverListening, startReceiver, videoSeconds } from '../helpers/media-receiver.js';
+import { exitedWithin, freePort, receiverListening, startReceiver, videoSeconds } from '../helpers/media-receiver.js';
 import { artifactsDir, browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
@@ -115,16 +115,17 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
 
   before(async () => {
     assert.deepEqual(missing, [], 'PLAYLINE_REQUIRE_SERVICES=1 needs Chromium and ffmpeg');
-    server = await startServerProcess(env);
-    servers.push(server);
+    // The server, the player's site and the browser start side by side (each kept as it comes, for `after`).
+    await Promise.all([
+      startServerProcess(env).then((started) => {
+        server = started;
+        servers.push(server);
+      }),
+      hlsPlayerSite().then((started) => (site = started)),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: playerArgs }).then((launched) => (browser = launched)),
+    ]);
     ({ owner, key } = bootstrapCredentials(server));
     client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
-    site = await hlsPlayerSite();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: playerArgs,
-    });
   });
 
   after(async () => {
@@ -206,7 +207,7 @@ describe('a real slicer: SRT ingest, live window played in Chromium, syndicated 
       assert.equal((await client.syndication.getTarget(target.id)).status, 'active');
       const stopped = await client.syndication.scheduleAction(schedule.id, 'stop');
       assert.equal(stopped.status, 'stopped');
-      const code = await Promise.race([receiver.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000))]);
+      const code = await exitedWithin(receiver, 30_000);
       assert.notEqual(code, 'running', 'the receiver saw the stream end');
       const seconds = await videoSeconds(recording);
       assert.ok(seconds >= 5, `at least 5 s of the slicer's video arrived (ffprobe): ${seconds} s`);

@@ -34,15 +34,22 @@ describe('the Prometheus rules and the Grafana dashboard in deploy/', () => {
   let fx: ClusterFixture;
   let exposed: Set<string>;
   before(async () => {
-    embedded = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir });
-    await fetch(`${embedded.url}/healthz`);
-    exposed = exposedNames(await (await fetch(`${embedded.url}/metrics`)).text());
-    // Some metrics exist in cluster mode only (held batches): read a cluster instance's too.
-    fx = await clusterFixture();
-    if (!fx.skip) {
-      const instance = await fx.start();
-      for (const name of exposedNames(await (await fetch(`${instance.url}/metrics`)).text())) exposed.add(name);
-    }
+    // The embedded server and a cluster instance (some metrics exist in cluster mode only: held
+    // batches) start side by side; the names either serves count.
+    const [embeddedNames, clusterNames] = await Promise.all([
+      (async () => {
+        embedded = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir });
+        await fetch(`${embedded.url}/healthz`);
+        return exposedNames(await (await fetch(`${embedded.url}/metrics`)).text());
+      })(),
+      (async () => {
+        fx = await clusterFixture();
+        if (fx.skip) return new Set<string>();
+        const instance = await fx.start();
+        return exposedNames(await (await fetch(`${instance.url}/metrics`)).text());
+      })(),
+    ]);
+    exposed = new Set([...embeddedNames, ...clusterNames]);
   });
   after(async () => {
     await embedded?.stop();

@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PlaylineClient } from '../../src/client/index.js';
-import { packageWithFfmpeg } from '../../src/modules/playback-edge/testing/media-fixtures.js';
 import { createSimulatedWorkspace, sameTotals, serverTotals } from '../../src/simulator/simulator-setup.js';
 import type { TrafficTotals } from '../../src/simulator/traffic-simulator.js';
+import { sharedPlaylineBin } from '../helpers/built-package.js';
+import { packagedTestPattern } from '../helpers/media.js';
 import { startServerProcess } from '../helpers/server-process.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -40,7 +41,7 @@ describe('playline simulate against the real server', { timeout: 120_000 }, () =
       const credentials = owners.map((o) => `${o.owner}:${o.key}`).join(',');
       const { stdout, stderr } = await run(
         process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'simulate', '--base-url', server.url, '--credentials', credentials,
+        [await sharedPlaylineBin(), 'simulate', '--base-url', server.url, '--credentials', credentials,
           '--duration', '3s', '--rate', '40', '--assets', '5', '--error-share', '0.5', '--ad-share', '0.5', '--media-dir', join(dataDir, 'media'), '--json'],
         { cwd: root, timeout: 60_000 },
       );
@@ -63,10 +64,10 @@ describe('playline simulate against the real server', { timeout: 120_000 }, () =
       }
 
       // playline sign-playback prints a URL that plays in any HLS player: ffprobe reads the stitched ad and the content.
-      await packageWithFfmpeg(join(dataDir, 'media'), owners[0]?.owner ?? '', 'movie-7', { seconds: 4, segmentS: 2 });
+      await packagedTestPattern(join(dataDir, 'media'), owners[0]?.owner ?? '', 'movie-7', { seconds: 4, segmentS: 2 });
       const signed = await run(
         process.execPath,
-        ['--import', 'tsx', 'src/cli/main.ts', 'sign-playback', 'movie-7', '--owner', owners[0]?.owner ?? '', '--base-url', server.url,
+        [await sharedPlaylineBin(), 'sign-playback', 'movie-7', '--owner', owners[0]?.owner ?? '', '--base-url', server.url,
           '--param', 'hlsver=7', '--param', 'ad=sim-ads', '--expires-in', '10m'],
         { cwd: root, timeout: 30_000, env: { ...process.env, PLAYLINE_API_KEY: owners[0]?.key ?? '' } },
       );

@@ -12,8 +12,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { PlaylineClient } from '../../src/client/index.js';
 import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
-import { packageWithFfmpeg } from '../../src/modules/playback-edge/testing/media-fixtures.js';
 import { artifactsDir, browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
+import { sharedPlaylineBin } from '../helpers/built-package.js';
+import { encodeOnce, packagedTestPattern } from '../helpers/media.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -49,35 +50,37 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
 
   before(async () => {
     assert.deepEqual(missing, [], 'PLAYLINE_REQUIRE_SERVICES=1 needs Chromium and ffmpeg');
-    server = await startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_PACKAGING_PRESET: 'ultrafast' });
-    ({ owner, key } = bootstrapCredentials(server));
-    client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
     // 10 s of test pattern and tone at 320x180, and a 4 s ad of colour bars at another pitch,
-    // generated with ffmpeg, uploaded through the API and packaged by the library.
+    // generated with ffmpeg (once per machine: encodeOnce), uploaded through the API and packaged
+    // by the library. The server, the encodings and the browser start side by side.
     const clip = join(dataDir, 'clip.mp4');
     const adClip = join(dataDir, 'ad.mp4');
     const encode = (source: string, frequency: number, seconds: number, file: string) =>
-      run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `${source}=size=320x180:rate=25`, '-f', 'lavfi', '-i', `sine=frequency=${frequency}:sample_rate=48000`,
-        '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file]);
-    await encode('testsrc', 440, 10, clip);
-    await encode('smptebars', 880, 4, adClip);
+      encodeOnce(['-v', 'error', '-f', 'lavfi', '-i', `${source}=size=320x180:rate=25`, '-f', 'lavfi', '-i', `sine=frequency=${frequency}:sample_rate=48000`,
+        '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest'], file);
+    // Each is kept as it comes, so that `after` closes whatever started even when another failed.
+    await Promise.all([
+      startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_PACKAGING_PRESET: 'ultrafast' }).then((started) => (server = started)),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: playerArgs }).then((launched) => (browser = launched)),
+      hlsPlayerSite({ hlsConfig: { cmcd: {} }, playbackRate: 2 }).then((started) => (site = started)),
+      startLocalReceiver().then((started) => (receiver = started)),
+      encode('testsrc', 440, 10, clip),
+      encode('smptebars', 880, 4, adClip),
+    ]);
+    ({ owner, key } = bootstrapCredentials(server));
+    client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
     const uploaded = async (file: string): Promise<string> => {
       const asset = await client.assets.upload(file);
-      const done = await client.assets.waitUntilPackaged(asset.id, { intervalMs: 250 });
+      const done = await client.assets.waitUntilPackaged(asset.id, { intervalMs: 50 });
       assert.equal(done.state, 'ready', JSON.stringify(done));
       return done.id;
     };
-    content = await uploaded(clip);
-    withAds = await uploaded(clip);
-    ad = await uploaded(adClip);
-    await packageWithFfmpeg(mediaRoot, owner, longer, { seconds: 24, segmentS: 2, renditions: [{ name: '90p', width: 160, height: 90, videoKbps: 100 }] });
-    site = await hlsPlayerSite({ hlsConfig: { cmcd: {} }, playbackRate: 2 });
-    receiver = await startLocalReceiver();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: playerArgs,
-    });
+    [content, withAds, ad] = await Promise.all([
+      uploaded(clip),
+      uploaded(clip),
+      uploaded(adClip),
+      packagedTestPattern(mediaRoot, owner, longer, { seconds: 24, segmentS: 2, renditions: [{ name: '90p', width: 160, height: 90, videoKbps: 100 }] }),
+    ]);
   });
 
   after(async () => {
@@ -89,7 +92,7 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
   });
 
   const signPlayback = async (asset: string, args: string[] = []) =>
-    (await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sign-playback', asset, '--owner', owner, '--base-url', server.url, ...args], {
+    (await run(process.execPath, [await sharedPlaylineBin(), 'sign-playback', asset, '--owner', owner, '--base-url', server.url, ...args], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: key },
     })).stdout.trim();
@@ -105,13 +108,13 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
     return { page, requests };
   };
 
-  /** Reads until `check` holds (statistics show within a second of the edge's answer). */
+  /** Reads until `check` holds (statistics show within a second of the edge's answer), every 20 ms. */
   const eventually = async <T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> => {
     const until = Date.now() + 10_000;
     for (;;) {
       const value = await read();
       if (check(value) || Date.now() > until) return value;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
 

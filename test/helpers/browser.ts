@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext } from 'playwright-core';
 
 /**
  * What the browser tests share: Debian's Chromium (Playwright's own download fails here) with the
@@ -13,6 +14,10 @@ export const CHROMIUM = process.env.PLAYLINE_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Headless Chromium as root on a machine without a network beyond loopback. */
 export const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/** Headless Chromium with a profile of its own in `profile`, at a desktop size (the dashboard tests). */
+export const desktopBrowser = (profile: string): Promise<BrowserContext> =>
+  chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: chromiumArgs, viewport: { width: 1280, height: 900 } });
 
 /** Players start without a click. */
 export const playerArgs = [...chromiumArgs, '--autoplay-policy=no-user-gesture-required'];

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sharedPlaylineBin } from './built-package.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -10,12 +11,15 @@ export interface CliResult {
 }
 
 /**
- * Runs `playline <args>` from source as a separate process (the environment is the test's plus
- * `env`), feeding `input` to its stdin; never throws on a non-zero exit.
+ * Runs `playline <args>` as a separate process, as a user runs it: the built executable
+ * (`dist/cli/bin.js` of the package built once per test run, built-package.ts), which starts in
+ * about half the time of `tsx src/cli/main.ts` compiling from source. The environment is the
+ * test's plus `env`; `input` is fed to its stdin; never throws on a non-zero exit.
  */
-export function playline(args: string[], env: Record<string, string | undefined> = {}, options: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function playline(args: string[], env: Record<string, string | undefined> = {}, options: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  const bin = await sharedPlaylineBin();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       cwd: root,
       env: { ...process.env, PLAYLINE_LOG_LEVEL: 'warn', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],

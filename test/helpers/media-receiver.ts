@@ -47,6 +47,20 @@ export function startReceiver(input: string[], file: string): Receiver {
   };
 }
 
+/**
+ * The receiver's exit code once it exits, or 'running' if it still runs after `ms`. The deadline's
+ * timer is cleared when the receiver exits first: a bare `setTimeout` in a race keeps the test
+ * process alive for the rest of its time after the last test (it cost publishing.media 28 s).
+ */
+export async function exitedWithin(receiver: Pick<Receiver, 'exited'>, ms: number): Promise<number | null | 'running'> {
+  let deadline: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([receiver.exited, new Promise<'running'>((resolve) => (deadline = setTimeout(() => resolve('running'), ms)))]);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
 /** The span of video timestamps ffprobe reads in a recording (seconds). */
 export async function videoSeconds(file: string): Promise<number> {
   const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', file]);

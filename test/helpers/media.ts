@@ -1,8 +1,13 @@
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
+import { copyFile, cp, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { discoverMediaTools } from '../../src/platform/media/media-tools.js';
+import type { PackagedManifest } from '../../src/platform/media/packaged-manifest.js';
+import { assetDir } from '../../src/platform/media/media-layout.js';
+import { packageWithFfmpeg, type TestPatternOptions } from '../../src/modules/playback-edge/testing/media-fixtures.js';
+import { sharedArtifact } from './shared-cache.js';
 
 const run = promisify(execFile);
 
@@ -31,24 +36,70 @@ export interface ClipOptions {
   fps?: number;
 }
 
-/** Generates a small test clip (test pattern + tone) with ffmpeg; returns its path. */
+/**
+ * Which ffmpeg a cached encoding came from (its path, size and time on the PATH): a new ffmpeg
+ * makes new media rather than reusing what the old one made.
+ */
+let ffmpegIdentity: string | undefined;
+const whichFfmpeg = (): string => {
+  if (ffmpegIdentity !== undefined) return ffmpegIdentity;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    try {
+      const info = statSync(join(dir, 'ffmpeg'));
+      if (info.isFile()) return (ffmpegIdentity = `${join(dir, 'ffmpeg')}:${info.size}:${info.mtimeMs}`);
+    } catch {
+      // not in this directory
+    }
+  }
+  return (ffmpegIdentity = 'ffmpeg');
+};
+
+/**
+ * `ffmpeg <args> <file>`, run once per machine and set of arguments (test/helpers/shared-cache.ts)
+ * and copied to `path`: test files that need the same clip share one encoding, and a second run
+ * of the suite encodes nothing. The output's name sets its container, so it is part of the recipe.
+ */
+export async function encodeOnce(args: string[], path: string): Promise<string> {
+  const file = `out${path.slice(path.lastIndexOf('.'))}`;
+  const cached = await sharedArtifact('media', JSON.stringify({ ffmpeg: whichFfmpeg(), args, file }), async (dir) => {
+    await run('ffmpeg', [...args, join(dir, file)]);
+  });
+  await copyFile(join(cached, file), path);
+  return path;
+}
+
+/** Generates a small test clip (test pattern + tone) with ffmpeg (once per recipe: encodeOnce); returns its path. */
 export async function makeClip(dir: string, name: string, options: ClipOptions = {}): Promise<string> {
   const { seconds = 3, width = 320, height = 180, audio = true, fps = 25 } = options;
-  const path = join(dir, name);
   const args = ['-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=${fps}:duration=${seconds}`];
   if (audio) args.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`);
   args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p');
   if (audio) args.push('-c:a', 'aac');
-  args.push(path);
-  await run('ffmpeg', args);
-  return path;
+  return encodeOnce(args, join(dir, name));
 }
 
 /** Generates a tone-only file (no video stream). */
 export async function makeAudioOnly(dir: string, name: string): Promise<string> {
-  const path = join(dir, name);
-  await run('ffmpeg', ['-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=1', '-c:a', 'aac', path]);
-  return path;
+  return encodeOnce(['-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=1', '-c:a', 'aac'], join(dir, name));
+}
+
+/**
+ * A packaged test pattern (media-fixtures' `packageWithFfmpeg`) placed as asset `assetId` of
+ * `owner` under the media root `root`: packaged once per machine and options, then copied, the
+ * manifest last (renamed into place, as the library writes it).
+ */
+export async function packagedTestPattern(root: string, owner: string, assetId: string, options: Omit<TestPatternOptions, 'ffmpeg'> = {}): Promise<PackagedManifest> {
+  const cached = await sharedArtifact('packaged', JSON.stringify({ ffmpeg: whichFfmpeg(), options }), async (dir) => {
+    await packageWithFfmpeg(dir, 'owner', 'asset', options);
+  });
+  const from = assetDir(cached, 'owner', 'asset');
+  const to = assetDir(root, owner, assetId);
+  await mkdir(to, { recursive: true });
+  await cp(from, to, { recursive: true, filter: (source) => source !== join(from, 'manifest.json') });
+  const temp = join(to, `.manifest.json.${process.pid}.tmp`);
+  await copyFile(join(from, 'manifest.json'), temp);
+  await rename(temp, join(to, 'manifest.json'));
+  return JSON.parse(await readFile(join(to, 'manifest.json'), 'utf8')) as PackagedManifest;
 }
 
 /** The codec names ffprobe reads in a segment played after its init segment (as a player does). */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sharedPlaylineBin } from './built-package.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -15,11 +16,13 @@ export interface ServerProcess {
 }
 
 /**
- * Starts the real server (`playline serve`, from source) on a free port and waits for the
- * "listening" line. The environment is the test's, plus `env`.
+ * Starts the real server (`playline serve` of the built package, as npm installs it: built once
+ * per run by built-package.ts, it starts in about half the time of `tsx src/cli/main.ts`
+ * compiling from source) on a free port and waits for the "listening" line. The environment is
+ * the test's, plus `env`.
  */
 export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [await sharedPlaylineBin(), 'serve', '--port', '0', ...args], {
     cwd: root,
     env: { ...process.env, PLAYLINE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,7 +14,7 @@ import { livePlaylistPath } from '../../platform/media/media-layout.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
-import { freePort, receiverListening, startReceiver, videoSeconds, type Receiver } from '../../../test/helpers/media-receiver.js';
+import { exitedWithin, freePort, receiverListening, startReceiver, videoSeconds, type Receiver } from '../../../test/helpers/media-receiver.js';
 
 const run = promisify(execFile);
 const skip = await mediaToolsSkip();
@@ -116,7 +116,7 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     assert.equal(stopped.status, 'stopped');
     assert.equal((await statusOf(target.id, created.id)).target, 'stopped');
     assert.equal(t.runtime.syndication.pushes?.stateOf(created.id), undefined, 'no push runs any more');
-    const code = await Promise.race([receiver.exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000))]);
+    const code = await exitedWithin(receiver, 30_000);
     assert.notEqual(code, 'running', 'the receiver saw the stream end');
     assert.ok((await videoSeconds(join(dir, `${protocol}-2.${ext}`))) > 0);
   };
