@@ -289,10 +289,11 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       }
       ingestUrl = ingestUrlOf(listen, publicHost, port);
     }
-    const before = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1'];
+    // Progress goes to stderr: stdout carries the first output, measured (see LiveSlicerProcess).
+    const before = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:2'];
     const after = [
-      // First output: the source as received, to nowhere; ffmpeg's progress reports its size, so the input bitrate.
-      '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', '/dev/null',
+      // First output: the source as received, to stdout, where its bytes are counted: the input bitrate.
+      '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', 'pipe:1',
       ...liveOutputArgs(s.config.output_profile, { windowSegments: this.options.windowSegments, preset: this.options.preset }),
     ];
     // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.

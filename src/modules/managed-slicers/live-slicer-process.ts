@@ -51,7 +51,7 @@ const shown: Record<SupervisedState, LiveState> = {
  * stopped sending for `stallMs`, is listened for again at once (an ffmpeg listener takes one
  * connection, and a half-open RTMP connection would otherwise hold it for good); a process that
  * ends without media (a crash, a refused input) is started again after the backoff. The input
- * bitrate is the first output's (`-c copy` to /dev/null) from the shared `-progress` parser.
+ * bitrate is the first output's (`-c copy` to stdout, its bytes counted over the last seconds of output).
  */
 export class LiveSlicerProcess {
   private readonly supervisor: SupervisedProcess;
@@ -68,6 +68,8 @@ export class LiveSlicerProcess {
         const input = await options.input(signal, this.ranBefore);
         return {
           args: [...before, ...input.args, ...after],
+          // The first output (the source as received) is written to stdout and measured there.
+          measure: 'stdout' as const,
           ...(input.stdin ? { stdin: input.stdin } : {}),
           ...(input.close ? { close: input.close } : {}),
           ...(cwd !== undefined ? { cwd } : {}),

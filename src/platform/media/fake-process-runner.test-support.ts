@@ -38,6 +38,7 @@ export class FakeProcessRunner {
         resolve({ exitCode: 1, signal: null, aborted: fake.aborted, spawnError: undefined, stdout: '', stderrTail: [], ...result });
       };
       const pid = 1000 + this.runs.length;
+      let written = 0;
       const fake: FakeRun = {
         command,
         args,
@@ -45,6 +46,14 @@ export class FakeProcessRunner {
         pid,
         aborted: false,
         progress: ({ outTimeUs, totalSize }) => {
+          // A measured stdout (the first output written there): its bytes come as data, progress on stderr.
+          const { onStdoutBytes, onStderrLine } = options;
+          if (onStdoutBytes && onStderrLine) {
+            if (totalSize !== undefined && totalSize > written) onStdoutBytes(totalSize - written);
+            written = Math.max(written, totalSize ?? 0);
+            for (const line of [`out_time_us=${outTimeUs}`, 'progress=continue']) assert.ok(onStderrLine(line), 'progress lines are taken from stderr');
+            return;
+          }
           const feed = options.onStdoutLine;
           assert.ok(feed, 'the runner reads stdout');
           if (totalSize !== undefined) feed(`total_size=${totalSize}`);

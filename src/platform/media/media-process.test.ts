@@ -77,3 +77,16 @@ test('a process can read a stream on its stdin; one that ends before reading it 
   const early = await runMediaProcess(process.execPath, ['-e', 'process.exit(0)'], { stdin: Readable.from((function* () { for (let i = 0; i < 100; i++) yield Buffer.alloc(65_536); })()) });
   assert.equal(early.exitCode, 0);
 });
+
+test('a measured stdout is counted, not kept; stderr lines a caller takes (progress) stay out of the failure tail', async () => {
+  let bytes = 0;
+  const taken: string[] = [];
+  const result = await runMediaProcess(process.execPath, ['-e', 'process.stdout.write(Buffer.alloc(100000)); console.error("out_time_us=40000"); console.error("a real error"); process.exitCode = 1'], {
+    onStdoutBytes: (n) => (bytes += n),
+    onStderrLine: (line) => line.startsWith('out_time_us=') && (taken.push(line), true),
+  });
+  assert.equal(bytes, 100_000);
+  assert.deepEqual(taken, ['out_time_us=40000']);
+  assert.deepEqual(result.stderrTail, ['a real error']);
+  assert.equal(result.stdout, '');
+});

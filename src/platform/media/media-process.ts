@@ -19,6 +19,10 @@ export interface MediaProcessOptions {
   cwd?: string;
   /** What the process reads on its stdin (e.g. the FLV of an RTMP publisher); default: nothing. */
   stdin?: Readable;
+  /** Stdout is data, not lines: each chunk's size is handed over and the bytes dropped (a stream only measured). */
+  onStdoutBytes?: (bytes: number) => void;
+  /** Each stderr line first; returning true takes it (e.g. progress written to stderr), so it is not in the failure tail. */
+  onStderrLine?: (line: string) => boolean;
 }
 
 /** How a media process ended. Never thrown: the caller decides what a failure means. */
@@ -87,14 +91,18 @@ export function runMediaProcess(command: string, args: readonly string[], option
       spawnError = err;
     });
 
-    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      if (options.collectStdout) stdout += `${line}\n`;
-      options.onStdoutLine?.(line);
-    });
+    const { onStdoutBytes } = options;
+    if (onStdoutBytes) child.stdout.on('data', (chunk: Buffer) => onStdoutBytes(chunk.length));
+    else {
+      const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        if (options.collectStdout) stdout += `${line}\n`;
+        options.onStdoutLine?.(line);
+      });
+    }
     const errLines = createInterface({ input: child.stderr, crlfDelay: Infinity });
     errLines.on('line', (line) => {
-      if (line.trim() === '') return;
+      if (line.trim() === '' || options.onStderrLine?.(line)) return;
       stderrTail.push(line);
       if (stderrTail.length > tailSize) stderrTail.shift();
     });

@@ -35,6 +35,12 @@ export interface ProcessLaunch {
   cwd?: string;
   /** What the process reads on its stdin (an RTMP publisher's FLV). */
   stdin?: Readable;
+  /**
+   * `stdout`: the first output is written to stdout and only measured (its bytes make the bitrate),
+   * so `-progress` goes to stderr (`-progress pipe:2`). Default: `-progress pipe:1`, and the
+   * bitrate from ffmpeg's `total_size` of the first output.
+   */
+  measure?: 'stdout';
   /** Text of the command line that names this process in its marker (default: the last argument). */
   tag?: string;
   /** Whether advancing output counts as progress yet (an HLS push: once the destination took a file). */
@@ -213,7 +219,14 @@ export class SupervisedProcess {
       return undefined;
     }
     const { policy, marker } = this.options;
-    const parser = new FfmpegProgressParser((block) => this.advance(run, launch, block));
+    // Bytes of a measured stdout: ffmpeg's total_size of a /dev/null output stalls for seconds at a
+    // time (the input bitrate read 0 while media flowed), so the bytes are counted here instead.
+    let measured = 0;
+    const parser = new FfmpegProgressParser((block) => this.advance(run, launch, launch.measure === 'stdout' ? { ...block, totalSize: measured } : block));
+    const progressOut =
+      launch.measure === 'stdout'
+        ? { onStdoutBytes: (bytes: number) => void (measured += bytes), onStderrLine: (line: string) => PROGRESS_LINE.test(line) && (parser.line(line), true) }
+        : { onStdoutLine: (line: string) => parser.line(line) };
     if (policy.firstProgressDeadline) this.watch(run);
     const result = await this.options.run(this.options.command, launch.args, {
       signal: run.controller.signal,
@@ -221,7 +234,7 @@ export class SupervisedProcess {
         this.pid = pid;
         if (marker) recordProcess(marker, pid, launch.tag ?? launch.args.at(-1) ?? '');
       },
-      onStdoutLine: (line) => parser.line(line),
+      ...progressOut,
       killGraceMs: policy.killGraceMs,
       ...(this.options.stderrTailLines !== undefined ? { stderrTailLines: this.options.stderrTailLines } : {}),
       ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
@@ -291,6 +304,9 @@ export class SupervisedProcess {
 }
 
 type Sample = { outTimeUs: number; totalSize: number | undefined };
+
+/** A line of ffmpeg's `-progress` output (`key=value`), as told apart from its log lines on stderr. */
+const PROGRESS_LINE = /^(?:frame|fps|stream_\d+_\d+_q|bitrate|total_size|out_time(?:_us|_ms)?|dup_frames|drop_frames|speed|progress)=/;
 
 /**
  * The bitrate is measured over the last few seconds of output, not between two blocks: a muxer
