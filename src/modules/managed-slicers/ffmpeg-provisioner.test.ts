@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,10 +22,13 @@ const PORT = 29000 + (process.pid % 300) * 10;
 describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
   let t: TestApp;
   let blocker: Socket;
+  const logs: string[] = [];
 
   before(async () => {
     t = await createTestApp({
+      logDestination: { write: (line: string) => void logs.push(line) },
       env: {
+        PLAYLINE_LOG_LEVEL: 'debug',
         PLAYLINE_SLICER_PROVISIONER: 'ffmpeg',
         PLAYLINE_SLICER_PORTS: `${PORT}-${PORT + 1}`,
         PLAYLINE_SLICER_BIND_HOST: '127.0.0.1',
@@ -104,6 +107,10 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'live with the key', 30_000);
       const pid = live?.pidOf(slicer.id);
       assert.ok(pid !== undefined && existsSync(`/proc/${pid}`));
+      // The key is in no process's arguments but the encoder's own, and in no log line.
+      const holders = spawnSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).stdout.split('\n').filter((line) => line.includes(key)).map((line) => Number(line.trim().split(' ')[0]));
+      assert.deepEqual(holders, [encoder.pid], 'ps -eo args: only the encoder holds the key');
+      assert.equal(logs.some((line) => line.includes(key)), false, 'no log line holds the key');
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
       assert.match(cmdline, /-protocol_whitelist pipe -f flv -i pipe:0/);
       assert.ok(!cmdline.includes(key) && !cmdline.includes(String(PORT)), 'neither the key nor the port is on the command line');
@@ -123,6 +130,9 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       await eventually(() => !existsSync(`/proc/${otherPid}`), 'the old process ended');
       assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-var_stream_map v:0,a:0,name:480p/);
       const otherUrl = (await t.client.managedSlicers.get(other.id)).ingest_url;
+      const passphrase = (otherUrl ?? '').split('passphrase=')[1]?.split('&')[0] ?? 'none';
+      assert.equal(spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout.includes(passphrase), false, 'ps -eo args: no process holds the SRT passphrase');
+      assert.equal(logs.some((line) => line.includes(passphrase)), false, 'no log line holds the passphrase');
       assert.match(otherUrl ?? '', /^srt:\/\/ingest\.example\.test:\d+\?passphrase=[A-Za-z0-9_-]{32}&pbkeylen=16$/);
       assert.ok(!readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').includes((otherUrl ?? '').split('passphrase=')[1]?.split('&')[0] ?? 'none'), 'the passphrase is not on the command line');
 
