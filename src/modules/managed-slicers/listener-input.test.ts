@@ -2,7 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { eventually } from '../../../test/helpers/eventually.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
@@ -60,6 +62,24 @@ describe('keyed SRT and RIST listeners (security review N1, N2)', { skip }, () =
         await send(urlOf(protocol, slicer.port, KEY), 4);
         assert.equal(await slicer.done, 0);
         assert.ok((await durationOf(slicer.output)) >= 1.5, 'the encoder with the key was received');
+      } finally {
+        slicer.child.kill('SIGKILL');
+        await slicer.close();
+      }
+    });
+  }
+
+  for (const protocol of ['srt', 'rist'] as const) {
+    test(`${protocol}: a sender with a wrong key while the slicer's encoder is live is refused, and the encoder stays live`, { timeout: 40_000 }, async () => {
+      const slicer = await listener(protocol, dir);
+      try {
+        const own = send(urlOf(protocol, slicer.port, KEY), 5);
+        // The slicer's encoder is in: its media reaches the output.
+        await eventually(() => existsSync(slicer.output) && statSync(slicer.output).size > 0, 'the encoder is live');
+        await send(urlOf(protocol, slicer.port, OTHER), 2);
+        assert.equal(await slicer.done, 0, 'the listener received its 2 s undisturbed');
+        assert.ok((await durationOf(slicer.output)) >= 1.5);
+        await own;
       } finally {
         slicer.child.kill('SIGKILL');
         await slicer.close();
