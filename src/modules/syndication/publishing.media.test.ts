@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { RtmpChunkWriter } from './rtmp-chunks.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -208,5 +210,45 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     assert.equal(refused.status, 422);
     assert.equal(problem(refused.body).code, 'publishing_unavailable');
     assert.match(problem(refused.body).detail, /zixi/);
+  });
+  test('a hostile RTMP destination that floods small valid messages ends the push in error with the reason; the server holds no more than the cap (review N4)', { timeout: 60_000 }, async () => {
+    // It answers the handshake, then sends 16-byte Window Acknowledgement Size messages as fast as the socket takes them.
+    const ack = new RtmpChunkWriter().write({ chunkStreamId: 2, timestamp: 0, typeId: 5, streamId: 0, payload: Buffer.from([0, 0x26, 0x25, 0xa0]) });
+    const burst = Buffer.concat(Array.from({ length: 4096 }, () => ack));
+    const hostile = createNetServer((socket) => {
+      let seen = 0;
+      let closed = false;
+      const flood = () => {
+        while (!closed && socket.write(burst));
+      };
+      socket.on('drain', flood);
+      socket.on('error', () => undefined);
+      socket.on('close', () => (closed = true));
+      socket.on('data', (data: Buffer) => {
+        if (seen === 0) socket.write(Buffer.concat([Buffer.from([3]), randomBytes(1536), data.subarray(1, 1537)]));
+        seen += data.length;
+        if (seen >= 1 + 2 * 1536) flood();
+      });
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (hostile.address() as AddressInfo).port;
+      const before = process.memoryUsage().rss;
+      let peak = before;
+      const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+      const { target, created } = await schedule(`rtmp://127.0.0.1:${port}/app/key`, 'rtmp');
+      await t.client.syndication.scheduleAction(created.id, 'start');
+      let status = await statusOf(target.id, created.id);
+      await eventually(async () => {
+        status = await statusOf(target.id, created.id);
+        return status.schedule === 'error' && /the destination sent more than 4 MiB in a minute|was not read/.test(status.error ?? '');
+      }, `the push ends in error with the relay's reason (last: ${JSON.stringify(status)})`, 40_000);
+      clearInterval(sample);
+      assert.equal(status.target, 'error');
+      assert.ok(peak - before < 100 * 1024 * 1024, `server RSS grew by ${Math.round((peak - before) / 1048576)} MiB`);
+      await t.client.syndication.scheduleAction(created.id, 'stop');
+    } finally {
+      hostile.close();
+    }
   });
 });
