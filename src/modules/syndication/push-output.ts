@@ -68,6 +68,7 @@ function withRelay(relay: RtmpRelay | HttpPushRelay | UdpRelay, args: string[], 
 /** The whole command line of a push run: the live window read at its own pace, copied to the output. */
 export const pushArgs = (input: string, output: readonly string[]): string[] => [
   '-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-stats_period', '1',
-  '-re', '-live_start_index', '-3', '-i', input,
+  // The slicer's live window, read as HLS from local files only (the output's protocols are the muxer's own).
+  '-re', '-protocol_whitelist', 'file', '-f', 'hls', '-live_start_index', '-3', '-i', input,
   '-map', '0:v:0?', '-map', '0:a:0?', '-c', 'copy', ...output,
 ];
