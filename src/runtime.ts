@@ -56,7 +56,7 @@ export interface Runtime {
   ingestGrants: IngestGrantService;
   /** Where accepted playback errors go: the Error Reporting dispatcher (or what a test wrapped it in). */
   readonly errorReports: ErrorReportSink;
-  /** Deletes a workspace with everything every module holds for it (see workspace-data.ts). */
+  /** Deletes a workspace with everything every module holds for it (each module's parts.workspaceData). */
   workspaceDeletion: WorkspaceDeletion;
   /** Error Reporting: callback settings service, dispatcher, client. */
   errorReporting: ErrorReporting;
