@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LiveStreamDescriber } from '../../platform/media/live-stream-inf.js';
 import { isSafePathId, liveDir, livePlaylistPath } from '../../platform/media/media-layout.js';
 
 /** A slicer's live window as the edge plays it: where its files are and its multivariant playlist as just read. */
@@ -8,7 +9,7 @@ export interface LiveWindow {
   slicerId: string;
   /** Absolute directory of the window's playlists and segments. */
   dir: string;
-  /** `index.m3u8` as read now. */
+  /** `index.m3u8` as read now, each variant's EXT-X-STREAM-INF describing what its window holds (CODECS, BANDWIDTH...). */
   index: string;
 }
 
@@ -33,7 +34,10 @@ const readIfThere = async (file: string): Promise<string | undefined> => {
 
 /** Reads the live windows slicers write (`liveDir` in the media layout). */
 export class FileLiveLibrary implements LiveLibrary {
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly describer = new LiveStreamDescriber(),
+  ) {}
 
   dirOf(owner: string, slicerId: string): string {
     return liveDir(this.root, owner, slicerId);
@@ -43,7 +47,8 @@ export class FileLiveLibrary implements LiveLibrary {
     if (!isSafePathId(owner) || !isSafePathId(slicerId)) return undefined;
     const index = await readIfThere(livePlaylistPath(this.root, owner, slicerId));
     if (index === undefined || !index.startsWith('#EXTM3U')) return undefined;
-    return { owner, slicerId, dir: this.dirOf(owner, slicerId), index };
+    const dir = this.dirOf(owner, slicerId);
+    return { owner, slicerId, dir, index: await this.describer.describeIndex(dir, index) };
   }
 
   async playlist(owner: string, slicerId: string, name: string): Promise<string | undefined> {

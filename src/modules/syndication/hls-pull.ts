@@ -11,6 +11,8 @@ export interface PulledFile {
   contentType: string;
   /** Playlists change every segment: never cached. */
   playlist: boolean;
+  /** The window's multivariant playlist (`playlist.m3u8`), whose variants are described from the window when served. */
+  multivariant: boolean;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -43,10 +45,11 @@ export async function resolvePull(db: repo.SyndicationDb, mediaRoot: string, tar
   if (!target || expected === undefined || !sameToken(expected, token)) throw notFound();
   const content = await repo.findActiveContentOfTarget(db, target.workspace_id, targetId);
   if (content === undefined || !isSafePathId(content)) throw notFound();
-  const path = join(liveDir(mediaRoot, target.workspace_id, content), file === 'playlist.m3u8' ? LIVE_INDEX_FILE : file);
+  const multivariant = file === 'playlist.m3u8' || file === LIVE_INDEX_FILE;
+  const path = join(liveDir(mediaRoot, target.workspace_id, content), multivariant ? LIVE_INDEX_FILE : file);
   const found = await stat(path).catch(() => undefined);
   if (!found?.isFile()) throw notFound();
-  return { path, contentType, playlist: extension === 'm3u8' };
+  return { path, contentType, playlist: extension === 'm3u8', multivariant };
 }
 
 function sameToken(expected: string, given: string): boolean {

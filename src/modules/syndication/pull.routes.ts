@@ -1,9 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
+import { LiveStreamDescriber } from '../../platform/media/live-stream-inf.js';
 import { resolvePull } from './hls-pull.js';
 import type { SyndicationDb } from './syndication.repository.js';
 
@@ -18,6 +20,7 @@ const PullParams = Type.Object({
  * (outside /api/v4: players fetch it as is, so the token in the path is the credential).
  */
 export async function pullRoutes(app: App, deps: { db: SyndicationDb; mediaRoot: string }): Promise<void> {
+  const describer = new LiveStreamDescriber();
   app.get('/syndication-pull/:target_id/:token/*', {
     config: { auth: 'none' },
     exposeHeadRoute: false,
@@ -35,7 +38,11 @@ export async function pullRoutes(app: App, deps: { db: SyndicationDb; mediaRoot:
     const { target_id: targetId, token, '*': file } = request.params;
     const found = await resolvePull(deps.db, deps.mediaRoot, targetId, token, file);
     reply.header('content-type', found.contentType).header('access-control-allow-origin', '*');
-    if (found.playlist) return reply.header('cache-control', 'no-cache').send(await readFile(found.path, 'utf8'));
+    if (found.playlist) {
+      const text = await readFile(found.path, 'utf8');
+      // The window's index.m3u8 as ffmpeg wrote it misdescribes a passthrough stream: described from the window instead.
+      return reply.header('cache-control', 'no-cache').send(found.multivariant ? await describer.describeIndex(dirname(found.path), text) : text);
+    }
     // A segment: streamed as bytes (the typed reply only knows the playlist's string).
     return (reply as FastifyReply).header('cache-control', 'max-age=60').send(createReadStream(found.path));
   });
