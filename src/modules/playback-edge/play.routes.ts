@@ -18,7 +18,8 @@ const description =
   '(players append it, after `sig` too) is never part of the signed text. A valid URL answers a multivariant ' +
   'playlist whose variants and segments live under a new playback session\'s path `/play/s/<token>/...`. A refused URL answers ' +
   'problem+json whose `playback_error_code` (also the `x-playback-error-code` header) is the playback error code ' +
-  'counted in the statistics and reported to the owner\'s callback. A client address past its limit of refused ' +
+  'counted in the statistics and reported to the owner\'s callback. `HEAD` answers the same status and headers without a body and is ' +
+  'no playback: it emits no statistics event and no report, and leaves a single-use `pbs` unused. A client address past its limit of refused ' +
   'playbacks gets 429 `throttled` with `Retry-After` for further refusals, counted and reported nowhere; its valid playbacks are still served.';
 
 const schema = (summary: string) => ({
@@ -100,6 +101,7 @@ export async function playRoutes(app: App, edge: PlaybackEdgeService, refusalGat
       userAgent: request.headers['user-agent'] ?? '',
       refusalGate: refusalGate(request),
       cmcd: cmcdSignals(cmcd, request.headers),
+      method: request.method === 'HEAD' ? 'HEAD' : 'GET',
     });
     // Each answer starts a new session: never cached.
     if (result.ok) return reply.header('cache-control', 'no-store').type(HLS_CONTENT_TYPE).send(result.playlist);
@@ -107,7 +109,9 @@ export async function playRoutes(app: App, edge: PlaybackEdgeService, refusalGat
   };
 
   // attachValidation: the query schema documents the parameters; the edge judges them itself.
-  const options = (summary: string) => ({ config: { auth: 'none' as const }, exposeHeadRoute: false, attachValidation: true, schema: schema(summary) });
-  app.get('/event/:file', options('Play a live event: an HLS playlist for a signed playback URL'), handler('event'));
-  app.get('/:file', options('Play an asset: an HLS multivariant playlist for a signed playback URL'), handler('asset'));
+  // HEAD is routed here too (not Fastify's automatic HEAD route, which would run the GET handler and count a play).
+  const route = (url: string, summary: string, kind: ContentKind) =>
+    app.route({ method: ['GET', 'HEAD'], url, config: { auth: 'none' }, attachValidation: true, schema: schema(summary), handler: handler(kind) });
+  route('/event/:file', 'Play a live event: an HLS playlist for a signed playback URL', 'event');
+  route('/:file', 'Play an asset: an HLS multivariant playlist for a signed playback URL', 'asset');
 }

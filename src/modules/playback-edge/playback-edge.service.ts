@@ -10,7 +10,7 @@ import type { PlaybackDirectory } from './playback-catalog.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
-import type { PlaybackRefusals, ViewerCall } from './playback-refusals.js';
+import { ADMITTED, type PlaybackRefusals, type ViewerCall } from './playback-refusals.js';
 import { parsePlaybackQuery } from './playback-token.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
 import { multivariantOf } from './session-media.js';
@@ -21,6 +21,13 @@ import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
 export interface PlaybackCall extends PlaybackRequest, ViewerCall {
   /** The player's CMCD: its `sid` names the session when the URL has no `pbs`. */
   cmcd?: CmcdSignals;
+  /**
+   * HEAD is checked and answered like GET but is no playback: it emits no event (no `request`,
+   * nor `error` when refused: statistics and Error Reports count plays), gives back the
+   * single-use values it claimed (`pbs`, DRM signature) so the GET that follows still plays, and
+   * its refusals still count against the address's refusal limit. Default GET.
+   */
+  method?: 'GET' | 'HEAD';
 }
 
 export type PlaybackResult =
@@ -104,7 +111,8 @@ export class PlaybackEdgeService {
     };
     const token = this.deps.tokens.sign(grant);
     const playlist = checked.content.kind === 'live' ? liveMultivariantOf(token, checked.content.live.index) : multivariantOf(token, grant, checked.content.asset, ads?.assets ?? []);
-    this.deps.events.emit([{ type: 'request', owner: checked.owner, asset_id: call.contentId, session_id: session, ts }]);
+    if (call.method === 'HEAD') await releaseClaims(checked.claims, (error) => this.deps.onError?.('a single-use claim could not be given back', error));
+    else this.deps.events.emit([{ type: 'request', owner: checked.owner, asset_id: call.contentId, session_id: session, ts }]);
     this.deps.onOutcome?.(null);
     return { ok: true, playlist, owner: checked.owner, session };
   }
@@ -141,6 +149,7 @@ export class PlaybackEdgeService {
     ts: number,
     who: { owner: string | undefined; claimedOwner: string | undefined; library: string | undefined; session: string | undefined },
   ): Promise<PlaybackResult> {
+    if (call.method === 'HEAD') return this.refuseHead(call, refused);
     const outcome = await this.deps.refusals.refuse({
       failure: refused,
       call,
@@ -153,5 +162,12 @@ export class PlaybackEdgeService {
     });
     this.deps.onOutcome?.(outcome.throttled ? 'throttled' : refused.errorCode);
     return { ok: false, failure: refused, ...outcome };
+  }
+
+  /** A refused HEAD: the same answer, throttled past the address's limit like any refusal, but no event and no report. */
+  private async refuseHead(call: PlaybackCall, refused: PlaybackFailure): Promise<PlaybackResult> {
+    const admission = refused.httpStatus < 500 && call.refusalGate ? await call.refusalGate() : ADMITTED;
+    this.deps.onOutcome?.(admission.admitted ? refused.errorCode : 'throttled');
+    return { ok: false, failure: refused, owner: null, ...(admission.admitted ? {} : { throttled: { retryAfterS: admission.retryAfterS } }) };
   }
 }
