@@ -4,7 +4,7 @@ import type { Clock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { historyPoints } from './history.js';
-import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, minuteOf, secondOf, windowStart } from '../stats-window.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, minuteOf, secondOf, summaryEnd, windowStart } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
 import { ASSET_META_FIELDS, assetKey, assetStatsOf, historySeriesOf, ownerHistoryKey, ownerKey, ownerQoeKey, pushEvent, rankKey, seriesOf } from './redis-stats-codec.js';
 import { statsLuaSource } from './stats-lua.js';
@@ -195,11 +195,12 @@ export class RedisStatsStore implements StatsStore {
 
   async summary(owner: string): Promise<OwnerSummary> {
     await this.releaseDue();
-    const now = this.clock.now();
-    const last = secondOf(now);
+    // As the embedded store: with a delay, the 180 s ending that long ago (what has become retrievable).
+    const ts = summaryEnd(this.clock.now(), this.delayMs);
+    const last = secondOf(ts);
     const seconds = Array.from({ length: WINDOW_S }, (_, i) => windowStart(last) + i);
     const packed = await this.redis.hmget(ownerKey(this.prefix, owner), ...seconds.map(String));
-    return { owner, ts: now, stats: seriesOf(seconds, packed).sum(seconds[0] as number, last) };
+    return { owner, ts, stats: seriesOf(seconds, packed).sum(seconds[0] as number, last) };
   }
 
   async prune(): Promise<PruneResult> {
