@@ -212,7 +212,7 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
         ev('start', 'known', 's1', T),
       );
       const summary = await store.summary('ws1');
-      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(999), summary.stats.new], [1, 2, 1], 'no dedupe at the workspace level');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(999), summary.stats.new], [1, 1, 1], 'the same session and code count once, as for an asset');
       assert.equal(await store.get('ws1', 'unknown'), undefined);
       assert.deepEqual((await store.top('ws1', 100)).map((a) => a.assetId), ['known']);
       assert.equal((await store.size()).assets, 1);
@@ -351,6 +351,45 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       for (const stats of [(await store.get('ws1', 'a1'))?.stats, (await store.summary('ws1')).stats]) {
         const latency = statsBody(stats ?? assert.fail('no statistics')).latency;
         assert.deepEqual(latency, { manifest: { mean_ms: 10, min_ms: 10, max_ms: 10 }, ad: { mean_ms: 0.1, min_ms: 0.1, max_ms: 0.1 } });
+      }
+    });
+
+    scenario('refusals: one session rule, whether or not the library holds the asset (summary, history and asset alike)', {}, async ({ store, receive }) => {
+      const T = at(10, 4);
+      // Three refusals sharing one session (pbs), of an asset in the library and of one outside it.
+      const refusal = (asset: string, session: string, ts: number, outside: boolean) => [
+        ev('request', asset, session, ts, outside ? { workspace_only: true } : {}),
+        ev('error', asset, session, ts, { error_code: 110, ...(outside ? { workspace_only: true } : {}) }),
+      ];
+      for (let i = 0; i < 3; i++) await receive(T + i * 1000, ...refusal('in-library', 'pbs-shared', T + i * 1000, false), ...refusal('outside', 'pbs-shared', T + i * 1000, true));
+      let summary = await store.summary('ws1');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(110)], [6, 2], 'each asset: three requests, one session with error 110');
+      assert.deepEqual(Object.fromEntries((await store.get('ws1', 'in-library'))?.stats.errors ?? []), { 110: 1 });
+      // Another session, or the same session of another asset outside the library, is another session.
+      await receive(T + 4000, ...refusal('outside', 'pbs-other', T + 4000, true), ...refusal('outside-2', 'pbs-shared', T + 4000, true));
+      summary = await store.summary('ws1');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(110)], [8, 4]);
+      // Workspace-only sessions of the other kinds count once too.
+      await receive(T + 5000, ev('start', 'outside', 'p1', T + 5000, { workspace_only: true }), ev('start', 'outside', 'p1', T + 5000, { workspace_only: true }));
+      assert.equal((await store.summary('ws1')).stats.new, 1);
+      const history = (await store.history('ws1', undefined, T, T + 60_000)) ?? [];
+      assert.deepEqual(history.map((p) => [p.stats.requests, Object.fromEntries(p.stats.errors), p.stats.new]), [[8, { 110: 4 }, 1]]);
+      assert.equal(await store.get('ws1', 'outside'), undefined, 'still never an asset');
+    });
+
+    test('refusals outside the library: a resend after a restart still counts once', async () => {
+      const clock = new FakeClock(at(10, 30));
+      const under = await factory(clock, {});
+      try {
+        const now = clock.now();
+        const batch = [ev('error', 'outside', 'pbs-shared', now, { error_code: 110, workspace_only: true })];
+        await under.store.record(batch, now);
+        const again = await under.restart();
+        clock.set(now + 1000);
+        await again.record(batch, now + 1000);
+        assert.equal((await again.summary('ws1')).stats.errors.get(110), 1);
+      } finally {
+        await under.close();
       }
     });
 

@@ -60,7 +60,7 @@ export interface StoreSize {
   assets: number;
   /** Per-asset buckets: per-second detail and per-minute history. */
   buckets: number;
-  /** Per-asset dedupe entries (sessions, and session/error-code pairs). */
+  /** Dedupe entries (sessions, and session/error-code pairs): per asset, and of workspace-only events per workspace. */
   sessions: number;
   /** Per-workspace buckets: per-second totals (summary) and per-minute history. */
   ownerBuckets: number;
