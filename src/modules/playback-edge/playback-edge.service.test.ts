@@ -170,6 +170,25 @@ test('without pbs the player\'s CMCD sid names the session; a malformed sid does
   assert.ok(pbs.ok && pbs.session === 'session-0003', 'pbs wins');
 });
 
+test('a refused playback is known by the session a valid one would have: pbs, else the CMCD sid, else a new id per request', async () => {
+  const { service, call, events } = setup();
+  const sid = '6e2fb550-c457-11e9-bb97-0800200c9a66';
+  const forge = (c: PlaybackCall): PlaybackCall => ({ ...c, rawQuery: c.rawQuery.replace(/sig=[0-9a-f]+$/, `sig=${'0'.repeat(64)}`) });
+  const sessionOf = async (c: PlaybackCall) => {
+    const refused = await service.play(forge(c));
+    assert.ok(!refused.ok && refused.failure.errorCode === 110, JSON.stringify(refused));
+    const error = events.events.at(-1);
+    assert.equal(error?.type, 'error');
+    assert.equal(events.events.at(-2)?.session_id, error?.session_id, 'the request and the error of one refusal share the session');
+    return error?.session_id;
+  };
+  const bySid = [await sessionOf({ ...call(), cmcd: { sid, bufferStarved: false } }), await sessionOf({ ...call(), cmcd: { sid, bufferStarved: false } })];
+  assert.deepEqual(bySid, [sid, sid], 'refusals sharing a CMCD sid are one session');
+  assert.equal(await sessionOf({ ...call([['pbs', 'session-0005']]), cmcd: { sid, bufferStarved: false } }), 'session-0005', 'pbs wins, as for a valid playback');
+  const fresh = [await sessionOf({ ...call(), cmcd: { sid: 'not a session id!', bufferStarved: false } }), await sessionOf(call())];
+  assert.ok(fresh[0] !== fresh[1] && !fresh.includes(sid), 'neither: a new id per request');
+});
+
 test('an expired session is 104 / 410 with an error event of that session; a forged token is 110 / 403', async () => {
   const { service, call, get, clock, events } = setup();
   const result = await service.play(call([['pbs', 'session-0004']], OWNER, 30));

@@ -9,7 +9,7 @@ import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import type { PlaybackDirectory } from './playback-catalog.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
-import { SESSION_ID } from './playback-params.js';
+import { playbackSessionOf } from './playback-params.js';
 import { ADMITTED, type PlaybackRefusals, type ViewerCall } from './playback-refusals.js';
 import { parsePlaybackQuery } from './playback-token.js';
 import { checkPlayback, type PlaybackRequest, type ValidPlayback } from './playback-validator.js';
@@ -19,7 +19,7 @@ import { releaseClaims, type SingleUseGuard } from './single-use-guard.js';
 
 /** A playback request with what the error event and report need about the viewer. */
 export interface PlaybackCall extends PlaybackRequest, ViewerCall {
-  /** The player's CMCD: its `sid` names the session when the URL has no `pbs`. */
+  /** The player's CMCD: its `sid` names the session when the URL has no `pbs` (playbackSessionOf), refused or not. */
   cmcd?: CmcdSignals;
   /**
    * HEAD is checked and answered like GET but is no playback: it emits no event (no `request`,
@@ -82,13 +82,13 @@ export class PlaybackEdgeService {
       this.deps.onError?.('playback check failed', error);
       checked = failure(999, 500, 'the playback could not be checked');
     }
-    const pbs = query.params.get('pbs');
+    // Read off the raw query (a refusal's may not have passed the checks), by the same rule as a valid playback's.
+    const named = playbackSessionOf(query.params.get('pbs'), call.cmcd?.sid);
     const refuse = (refused: PlaybackFailure, owner?: string) =>
-      this.refuse(call, refused, ts, { owner, claimedOwner: query.params.get('oid'), library: query.params.get('coid'), session: pbs !== undefined && SESSION_ID.test(pbs) ? pbs : undefined });
+      this.refuse(call, refused, ts, { owner, claimedOwner: query.params.get('oid'), library: query.params.get('coid'), session: named });
     if (checked instanceof PlaybackFailure) return refuse(checked);
 
-    const sid = call.cmcd?.sid;
-    const session = checked.options.session ?? (sid !== undefined && SESSION_ID.test(sid) ? sid : this.deps.ids.uuid());
+    const session = named ?? this.deps.ids.uuid();
     let ads: { assets: PackagedAsset[]; latencyMs: number } | undefined;
     if (checked.adConfig) {
       const decided = await this.decideAds(checked, call.contentId, session);

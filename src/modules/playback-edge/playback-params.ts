@@ -37,6 +37,18 @@ const CLOCK = /^(?:(\d{1,3}):)?([0-5]?\d):([0-5]\d)$/;
 /** The form of a playback session id (`pbs`). */
 export const SESSION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
+/**
+ * The one rule naming the session of a playback request, valid or refused: the URL's `pbs`,
+ * else the player's CMCD `sid`, each only when well formed; undefined means a new id for this
+ * request. A refusal must be the same session a valid playback of that request would have been,
+ * so that refusals sharing a `pbs` or a `sid` count as one session everywhere (the statistics
+ * dedupe per asset, session and error code, in the library or not).
+ */
+export const playbackSessionOf = (pbs: string | undefined, cmcdSid: string | undefined): string | undefined => {
+  if (pbs !== undefined && SESSION_ID.test(pbs)) return pbs;
+  return cmcdSid !== undefined && SESSION_ID.test(cmcdSid) ? cmcdSid : undefined;
+};
+
 const integerIn = (value: string, min: number, max: number): number | undefined => {
   if (!INTEGER.test(value)) return undefined;
   const n = Number(value);

@@ -33,7 +33,7 @@ export interface Refusal {
   /** The workspace whose library would hold the asset (`coid`); default: the owner. */
   library?: string | undefined;
   assetId: string;
-  /** The session when known (a token's, a well-formed `pbs`); else a new id. */
+  /** The session when known (a token's, or playbackSessionOf: a well-formed `pbs`, else CMCD `sid`); else a new id per request. */
   session?: string | undefined;
   /** A playback request counts a `request` as well; a session's later requests only their `error`. */
   countsRequest: boolean;

@@ -24,6 +24,16 @@ export const secondOf = (ms: number): number => Math.floor(ms / SECOND_MS);
 /** The UTC minute (minutes since the epoch) holding `ms`. */
 export const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS);
 
+/**
+ * Where an owner summary asked at `now` ends (its `ts`; the window is the WINDOW_S seconds ending
+ * with this second). With stats_delay_ms a batch becomes retrievable `delayMs` after its receipt,
+ * so what is retrievable at `now` is what was received by `now - delayMs`: a summary ending at
+ * `now` would only hold sessions younger than WINDOW_S - delay (none at all with a 180 s delay),
+ * while the asset views show them. Ending `delayMs` ago, it holds the last three minutes of
+ * sessions that have become retrievable, each for the same 180 s as without a delay.
+ */
+export const summaryEnd = (now: number, delayMs: number): number => now - delayMs;
+
 /** The first second of the window that ends with second `last`. */
 export const windowStart = (last: number): number => last - WINDOW_S + 1;
 

@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { AssetStats, WindowStats } from './store/stats-store.js';
 import { isoMicros } from './stats-window.js';
 import { VodStatsCollectionSchema, VodStatsSchema, VodStatsSummarySchema } from './vod-stats.schema.js';
-import { vodStatsBody, vodStatsCollectionBody, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
+import { historyPointBody, vodStatsBody, vodStatsCollectionBody, vodStatsCollectionJson, vodStatsJson, vodStatsSummaryBody } from './vod-stats.view.js';
 
 const TS = Date.UTC(2026, 10, 21, 10, 4, 5, 123);
 
@@ -109,4 +109,18 @@ test('the JSON texts are exactly the serialized bodies, and a repeated read rend
   assert.equal(collection, JSON.stringify(vodStatsCollectionBody('/api/v4/monitoring/vod-stats', [a, b])));
   assert.ok(Value.Check(VodStatsCollectionSchema, JSON.parse(collection)));
   assert.equal(vodStatsCollectionJson('/x', []), JSON.stringify(vodStatsCollectionBody('/x', [])));
+});
+
+test('latency: mean, min and max are rounded alike (3 decimals), so the mean is never outside [min, max]', () => {
+  // One 10.0004 ms sample: the mean rounded alone (10) fell below the unrounded min (10.0004).
+  const one = { min: 10.0004, max: 10.0004, sum: 10.0004, count: 1 };
+  // Three 0.1 ms samples: sum / count is 0.10000000000000002, above the max before rounding.
+  const three = { min: 0.1, max: 0.1, sum: 0.1 + 0.1 + 0.1, count: 3 };
+  const body = vodStatsBody({ owner: 'ws1', assetId: 'a', ts: TS, stats: window({ manifestLatency: one, adLatency: three }) });
+  assert.deepEqual(body.stats.latency, { manifest: { mean_ms: 10, min_ms: 10, max_ms: 10 }, ad: { mean_ms: 0.1, min_ms: 0.1, max_ms: 0.1 } });
+  const spread = vodStatsBody({ owner: 'ws1', assetId: 'a', ts: TS, stats: window({ manifestLatency: { min: 1.23449, max: 7.00051, sum: 8.235, count: 2 } }) });
+  assert.deepEqual(spread.stats.latency.manifest, { mean_ms: 4.118, min_ms: 1.234, max_ms: 7.001 });
+  const point = historyPointBody({ ts: TS, stats: window({ manifestLatency: one }), rebuffers: 0, startup: { count: 1, sum: 900.0004, max: 900.0004 } });
+  assert.deepEqual(point.latency.manifest, { samples: 1, mean_ms: 10, min_ms: 10, max_ms: 10 });
+  assert.deepEqual(point.startup, { samples: 1, mean_ms: 900, max_ms: 900 });
 });

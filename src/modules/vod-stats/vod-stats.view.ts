@@ -9,11 +9,21 @@ export const VOD_STATS_PATH = '/api/v4/monitoring/vod-stats';
 
 const round3 = (value: number): number => Math.round(value * 1000) / 1000;
 
+/**
+ * Mean, min and max of samples as the API shows them: all three rounded to 3 decimals (rounding
+ * is monotonic, so a mean between min and max stays between them), and the mean then clamped
+ * into [min, max], because sum / count can land a hair outside them in floating point (three
+ * 0.1 ms samples: 0.10000000000000002) right at a rounding boundary. Both stores keep exact
+ * min/max/sum/count; this is the one place that turns them into numbers.
+ */
+const sampleStats = (l: LatencySummary): { mean_ms: number; min_ms: number; max_ms: number } => {
+  const min = round3(l.min);
+  const max = round3(l.max);
+  return { mean_ms: Math.min(max, Math.max(min, round3(l.sum / l.count))), min_ms: min, max_ms: max };
+};
+
 /** A kind without any sample renders as zeros: `latency.manifest` is always present. */
-const latencyBody = (l: LatencySummary) =>
-  l.count === 0
-    ? { mean_ms: 0, min_ms: 0, max_ms: 0 }
-    : { mean_ms: round3(l.sum / l.count), min_ms: l.min, max_ms: l.max };
+const latencyBody = (l: LatencySummary) => (l.count === 0 ? { mean_ms: 0, min_ms: 0, max_ms: 0 } : sampleStats(l));
 
 export const statsBody = (s: WindowStats): StatsBody => {
   const errors: Record<string, number> = {};
@@ -77,7 +87,13 @@ export const vodStatsCollectionBody = (selfPath: string, items: readonly AssetSt
 const historyLatency = (l: LatencySummary): HistoryPointBody['latency']['manifest'] =>
   l.count === 0
     ? { samples: 0, mean_ms: 0, min_ms: 0, max_ms: 0 }
-    : { samples: l.count, mean_ms: round3(l.sum / l.count), min_ms: l.min, max_ms: l.max };
+    : { samples: l.count, ...sampleStats(l) };
+
+/** Startup has no min: its mean and max as latencies are (a min of 0 bounds nothing). */
+const startupBody = (s: HistoryPoint['startup']): HistoryPointBody['startup'] => {
+  const { mean_ms, max_ms } = sampleStats({ ...s, min: 0 });
+  return { samples: s.count, mean_ms, max_ms };
+};
 
 /** One minute of history as the API shows it. */
 export const historyPointBody = (p: HistoryPoint): HistoryPointBody => {
@@ -99,7 +115,7 @@ export const historyPointBody = (p: HistoryPoint): HistoryPointBody => {
     rebuffers: p.rebuffers,
     startup: p.startup.count === 0
       ? { samples: 0, mean_ms: 0, max_ms: 0 }
-      : { samples: p.startup.count, mean_ms: round3(p.startup.sum / p.startup.count), max_ms: p.startup.max },
+      : startupBody(p.startup),
   };
 };
 

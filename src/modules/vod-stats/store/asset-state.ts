@@ -4,6 +4,7 @@ import type { Rankable } from './ranked-assets.js';
 import { MarkTable, NONE } from './session-marks.js';
 import type { AssetStats, WindowStats } from './stats-store.js';
 import { FIRST_START_GRACE_S, WINDOW_S, secondOf, windowStart } from '../stats-window.js';
+import { WorkspaceMarks } from './workspace-marks.js';
 
 export { NONE };
 
@@ -183,6 +184,8 @@ export class OwnerState {
   history = new BucketSeries();
   /** Workspace playback quality per minute, once reported. */
   qoe: BucketSeries | null = null;
+  /** Dedupe marks of workspace-only events (refusals outside the library), once any counted. */
+  marks: WorkspaceMarks | null = null;
   /**
    * No asset of this workspace expires before this time (Unix ms): the asset cap counts live
    * assets without scanning them all while it has not passed.
@@ -193,6 +196,10 @@ export class OwnerState {
 
   qoeSeries(): BucketSeries {
     return (this.qoe ??= new BucketSeries(QOE_STRIDE));
+  }
+
+  workspaceMarks(): WorkspaceMarks {
+    return (this.marks ??= new WorkspaceMarks());
   }
 
   /** Detail, history and playback-quality buckets held. */

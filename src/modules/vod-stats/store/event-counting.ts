@@ -3,6 +3,7 @@ import { AssetState, MARK, NONE } from './asset-state.js';
 import type { OwnerState } from './asset-state.js';
 import { AD_LATENCY, F, MANIFEST_LATENCY, Q } from './bucket-series.js';
 import { errorKey } from './session-marks.js';
+import { WorkspaceMarks } from './workspace-marks.js';
 import { TYPE } from '../event-columns.js';
 import type { EventColumns } from '../event-columns.js';
 import { RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
@@ -87,8 +88,9 @@ export class EventCounter {
 
   /**
    * Counts an event that never touches an asset's window: `workspace_only` events (workspace
-   * summary and history, no dedupe: there are no marks at the workspace level), and `rebuffer`
-   * reports (playback quality history of the asset if it is held, and of the workspace).
+   * summary and history, deduplicated per (asset, session, kind or error code) by the workspace's
+   * marks, the rule every other event follows), and `rebuffer` reports (playback quality history
+   * of the asset if it is held, and of the workspace).
    */
   private applyOutsideAssets(c: EventColumns, i: number, type: number, owner: OwnerState, r: Receipt): void {
     const ts = c.ts[i] as number;
@@ -101,6 +103,15 @@ export class EventCounter {
     }
     const second = secondOf(ts);
     const summarised = second >= r.summaryFirst;
+    // Marks only while they can matter (in the summary); an older duplicate counts in the history, as an asset's does.
+    if (summarised && type !== TYPE.request) {
+      const key = WorkspaceMarks.keyOf(c.asset[i] as string, c.session[i] as number);
+      const marks = owner.workspaceMarks();
+      const admitted = type === TYPE.error
+        ? marks.admitError(key, c.code[i] as number, second, r.second)
+        : marks.admitSession(key, type === TYPE.start ? MARK.start : type === TYPE.manifest ? MARK.manifest : MARK.ad, second, r.second);
+      if (!admitted) return;
+    }
     if (type === TYPE.error) {
       const code = c.code[i] as number;
       owner.history.addError(minute, code);

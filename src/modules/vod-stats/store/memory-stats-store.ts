@@ -11,7 +11,7 @@ import { pruneOwners, storeSize } from './retention.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { restoreSnapshot, snapshotLines } from './store-snapshot.js';
 import type { SnapshotTarget } from './store-snapshot.js';
-import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, windowStart } from '../stats-window.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, minuteOf, secondOf, summaryEnd, windowStart } from '../stats-window.js';
 
 export interface MemoryStatsStoreOptions {
   clock: Clock;
@@ -24,7 +24,7 @@ export interface MemoryStatsStoreOptions {
 /**
  * The embedded statistics store (DESIGN §3.2). Windows are exact to the second: an asset's is
  * the WINDOW_S seconds ending with the second of its most recent start, the owner summary's the
- * WINDOW_S seconds ending with the query's. Events up to 24 h old count where they belong (a
+ * WINDOW_S seconds ending with the query's (with stats_delay_ms: ending that long before the query). Events up to 24 h old count where they belong (a
  * window, the history, or both). Everything visible is a function of the batches recorded and
  * their receipt times only (never of when prune ran), so replaying the journal rebuilds exactly
  * the same statistics. Dedupe: per (asset, session, kind) and per (asset, session, error code),
@@ -253,11 +253,11 @@ export class MemoryStatsStore implements StatsStore, IdTable {
 
   summary(owner: string): Promise<OwnerSummary> {
     this.releaseDue();
-    const now = this.clock.now();
-    const last = secondOf(now);
+    const ts = summaryEnd(this.clock.now(), this.pending.delayMs);
+    const last = secondOf(ts);
     const state = this.owners.get(owner);
     const stats = state === undefined ? emptyWindow() : state.detail.sum(windowStart(last), last);
-    return Promise.resolve({ owner, ts: now, stats });
+    return Promise.resolve({ owner, ts, stats });
   }
 
   prune(): Promise<PruneResult> {

@@ -12,6 +12,8 @@ export const assetKey = (prefix: string, kind: 'a' | 's' | 'h' | 'q', owner: str
 export const ownerKey = (prefix: string, owner: string): string => `${prefix}o:${owner}`;
 export const ownerHistoryKey = (prefix: string, owner: string): string => `${prefix}oh:${owner}`;
 export const ownerQoeKey = (prefix: string, owner: string): string => `${prefix}oq:${owner}`;
+/** The dedupe marks of the workspace's workspace-only events (stats-state.lua). */
+export const ownerMarksKey = (prefix: string, owner: string): string => `${prefix}om:${owner}`;
 export const rankKey = (prefix: string, owner: string): string => `${prefix}r:${owner}`;
 
 const TYPE_CODE = { request: 'r', manifest: 'm', ad: 'a', start: 's', error: 'e', rebuffer: 'b' } as const;

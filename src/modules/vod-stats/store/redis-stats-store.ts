@@ -4,9 +4,9 @@ import type { Clock } from '../../../platform/clock.js';
 import type { PlaybackEvent } from '../events.schema.js';
 import type { AssetStats, HistoryPoint, OwnerSummary, PruneResult, RecordResult, StatsStore, StoreSize } from './stats-store.js';
 import { historyPoints } from './history.js';
-import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, minuteOf, secondOf, windowStart } from '../stats-window.js';
+import { DEFAULT_MAX_ASSETS_PER_WORKSPACE, RETENTION_MS, WINDOW_S, minuteOf, secondOf, summaryEnd, windowStart } from '../stats-window.js';
 import { LuaScript } from '../../../platform/cluster/lua-script.js';
-import { ASSET_META_FIELDS, assetKey, assetStatsOf, historySeriesOf, ownerHistoryKey, ownerKey, ownerQoeKey, pushEvent, rankKey, seriesOf } from './redis-stats-codec.js';
+import { ASSET_META_FIELDS, assetKey, assetStatsOf, historySeriesOf, ownerHistoryKey, ownerKey, ownerMarksKey, ownerQoeKey, pushEvent, rankKey, seriesOf } from './redis-stats-codec.js';
 import { statsLuaSource } from './stats-lua.js';
 
 export interface RedisStatsStoreOptions {
@@ -195,11 +195,12 @@ export class RedisStatsStore implements StatsStore {
 
   async summary(owner: string): Promise<OwnerSummary> {
     await this.releaseDue();
-    const now = this.clock.now();
-    const last = secondOf(now);
+    // As the embedded store: with a delay, the 180 s ending that long ago (what has become retrievable).
+    const ts = summaryEnd(this.clock.now(), this.delayMs);
+    const last = secondOf(ts);
     const seconds = Array.from({ length: WINDOW_S }, (_, i) => windowStart(last) + i);
     const packed = await this.redis.hmget(ownerKey(this.prefix, owner), ...seconds.map(String));
-    return { owner, ts: now, stats: seriesOf(seconds, packed).sum(seconds[0] as number, last) };
+    return { owner, ts, stats: seriesOf(seconds, packed).sum(seconds[0] as number, last) };
   }
 
   async prune(): Promise<PruneResult> {
@@ -217,7 +218,8 @@ export class RedisStatsStore implements StatsStore {
           result.bucketsRemoved += buckets ?? 0;
           result.sessionsRemoved += sessions ?? 0;
         }
-        await this.run('pruneOwner', ref, owner);
+        const [, , marks] = (await this.run('pruneOwner', ref, owner)) as number[];
+        result.sessionsRemoved += marks ?? 0;
       }
     }
     return result;
@@ -225,7 +227,7 @@ export class RedisStatsStore implements StatsStore {
 
   /**
    * Deletes every key of a workspace: each asset's hashes (found through its ranking), the
-   * ranking and expiry sets, the summary and history hashes, and its entry in the owner set.
+   * ranking and expiry sets, the summary, history and workspace-only marks hashes, and its entry in the owner set.
    * (Events of it still waiting for a stats delay are counted when released, then erased by the
    * next sweep of deleted workspaces.)
    */
@@ -236,7 +238,7 @@ export class RedisStatsStore implements StatsStore {
       const keys = ids.flatMap((id) => (['a', 'h', 'q', 's'] as const).map((kind) => assetKey(this.prefix, kind, owner, id)));
       if (keys.length > 0) await this.redis.unlink(...keys);
     }
-    await this.redis.unlink(rank, `${this.prefix}x:${owner}`, ownerKey(this.prefix, owner), ownerHistoryKey(this.prefix, owner), ownerQoeKey(this.prefix, owner));
+    await this.redis.unlink(rank, `${this.prefix}x:${owner}`, ownerKey(this.prefix, owner), ownerHistoryKey(this.prefix, owner), ownerQoeKey(this.prefix, owner), ownerMarksKey(this.prefix, owner));
     await this.redis.srem(`${this.prefix}owners`, owner);
     const mine = assetKey(this.prefix, 'a', owner, '');
     for (const key of [...this.memo.keys()]) if (key.startsWith(mine)) this.memo.delete(key);
@@ -259,6 +261,7 @@ export class RedisStatsStore implements StatsStore {
           (await this.redis.hlen(ownerKey(this.prefix, owner))) +
           (await this.redis.hlen(ownerHistoryKey(this.prefix, owner))) +
           (await this.redis.hlen(ownerQoeKey(this.prefix, owner)));
+        size.sessions += await this.redis.hlen(ownerMarksKey(this.prefix, owner));
         for await (const flat of this.redis.zscanStream(rankKey(this.prefix, owner), { count: SCAN_COUNT }) as AsyncIterable<string[]>) {
           const pipeline = this.redis.pipeline();
           const ids = flat.filter((_, i) => i % 2 === 0).map((member) => member.slice(32));

@@ -27,12 +27,16 @@ export const pruneOwners = (owners: ReadonlyMap<string, OwnerState>, ref: number
       result.sessionsRemoved += removed.sessions;
     }
     owner.detail.dropBefore(windowStart(second));
+    if (owner.marks !== null) {
+      result.sessionsRemoved += owner.marks.prune(second);
+      if (owner.marks.size === 0) owner.marks = null;
+    }
     owner.history.dropBefore(historyFirst);
     if (owner.qoe !== null) {
       owner.qoe.dropBefore(historyFirst);
       if (owner.qoe.length === 0) owner.qoe = null;
     }
-    if (owner.assets.size === 0 && owner.bucketCount() === 0) dropOwner(id, owner);
+    if (owner.assets.size === 0 && owner.bucketCount() === 0 && owner.marks === null) dropOwner(id, owner);
     else if (owner.dirty.length > 0) owner.flushRanking();
   }
   return result;
@@ -44,6 +48,7 @@ export const storeSize = (owners: Iterable<OwnerState>, pendingEvents: number): 
   for (const owner of owners) {
     size.owners++;
     size.ownerBuckets += owner.bucketCount();
+    size.sessions += owner.marks?.size ?? 0;
     for (const asset of owner.assets.values()) {
       size.assets++;
       size.buckets += asset.bucketCount();

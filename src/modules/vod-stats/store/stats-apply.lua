@@ -17,9 +17,10 @@ local function count(A, O, second, minute, detailed, summarised, add)
   if summarised then add(ownerBucket(O, 'd', 'k', second)) end
 end
 
--- Workspace-only events (summary and history, no dedupe) and rebuffer reports (playback
--- quality history of the asset if held, and of the workspace): MemoryStatsStore.applyOutsideAssets.
-local function applyOutside(t, O, o, a, ts, lat, code, r)
+-- Workspace-only events (summary and history, deduplicated per asset, session and kind or code
+-- by the workspace's om: marks while in the summary) and rebuffer reports (playback quality
+-- history of the asset if held, and of the workspace): EventCounter.applyOutsideAssets.
+local function applyOutside(t, O, o, a, sid, ts, lat, code, r)
   local minute = minuteOf(ts)
   if t == 'b' then
     local A = loadAsset(o, a)
@@ -33,6 +34,24 @@ local function applyOutside(t, O, o, a, ts, lat, code, r)
   end
   local second = secondOf(ts)
   local summarised = second >= r.summaryFirst
+  -- Marks only while they can matter (in the summary); an older duplicate counts in the history (workspace-marks.ts).
+  if summarised and t ~= 'r' then
+    local asset = #a .. ':' .. a .. ':' .. sid
+    if t == 'e' then
+      local field = 'e:' .. code .. ':' .. asset
+      local seen = ownerMarkOf(O, field, nil)
+      if seen ~= NONE and seen > r.second - WINDOW then return end
+      O.s[field] = second
+      O.ds[field] = true
+    else
+      local field = 's:' .. asset
+      local m = ownerMarkOf(O, field, {NONE, NONE, NONE})
+      local seen = m[MARK[t]]
+      if seen ~= NONE and seen > r.second - WINDOW then return end
+      m[MARK[t]] = second
+      O.ds[field] = true
+    end
+  end
   local add
   if t == 'e' then add = function(b) addError(b, code) end
   else
@@ -50,7 +69,7 @@ end
 local function apply(t, o, a, sid, ts, lat, code, startup, wsOnly, r)
   local O = ownerOf(o)
   if wsOnly or t == 'b' then
-    applyOutside(t, O, o, a, ts, lat, code, r)
+    applyOutside(t, O, o, a, sid, ts, lat, code, r)
     return true
   end
   local A = loadAsset(o, a)

@@ -3,7 +3,7 @@
 --   release now delay maxAssets                                    -> releases due delayed batches
 --   pruneBegin now delay margin                                    -> the prune reference time ('' busy)
 --   pruneAssets ref owner members...                               -> {assets, buckets, sessions} removed
---   pruneOwner ref owner                                           -> {ownerBuckets removed, owner removed}
+--   pruneOwner ref owner                                           -> {ownerBuckets removed, owner removed, marks removed}
 --   top now owner limit                                            -> {asset id, {st, lt, sq, w}, ...} in rank order
 -- Receipt times only move forward (P last), as in the embedded store; prune moves P last up to
 -- its reference time, so no later batch is counted against state prune already judged dead.
@@ -129,19 +129,45 @@ end
 if mode == 'pruneOwner' then
   local ref = tonumber(ARGV[3])
   local o = ARGV[4]
-  local ok, ohk, oqk = P .. 'o:' .. o, P .. 'oh:' .. o, P .. 'oq:' .. o
-  local summaryFirst = windowStart(secondOf(ref))
+  local ok, ohk, oqk, omk = P .. 'o:' .. o, P .. 'oh:' .. o, P .. 'oq:' .. o, P .. 'om:' .. o
+  local refSecond = secondOf(ref)
+  local summaryFirst = windowStart(refSecond)
   local historyFirst = minuteOf(ref - RETENTION)
   local n = hdelWhere(ok, redis.call('HKEYS', ok), function(f) return tonumber(f) < summaryFirst end)
   n = n + hdelWhere(ohk, redis.call('HKEYS', ohk), function(f) return tonumber(f) < historyFirst end)
   n = n + hdelWhere(oqk, redis.call('HKEYS', oqk), function(f) return tonumber(f) < historyFirst end)
+  -- Workspace-only marks: live while inside the summary of a batch received at ref or later (workspace-marks.ts).
+  local flat = redis.call('HGETALL', omk)
+  local dead, kept = {}, {}
+  for j = 1, #flat, 2 do
+    local field, value = flat[j], flat[j + 1]
+    if string.sub(field, 1, 2) == 's:' then
+      local m = decodeMarks(value)
+      local changed = false
+      for x = 1, 3 do
+        if m[x] ~= NONE and m[x] <= refSecond - WINDOW then
+          m[x] = NONE
+          changed = true
+        end
+      end
+      if m[1] == NONE and m[2] == NONE and m[3] == NONE then dead[#dead + 1] = field
+      elseif changed then
+        kept[#kept + 1] = field
+        kept[#kept + 1] = encodeMarks(m)
+      end
+    elseif tonumber(value) <= refSecond - WINDOW then
+      dead[#dead + 1] = field
+    end
+  end
+  local marks = hdelWhere(omk, dead, function() return true end)
+  if #kept > 0 then hsetChunks(omk, kept) end
   redis.call('ZREMRANGEBYSCORE', expiryKey(o), '-inf', '(' .. fmt(ref))
   local gone = 0
-  if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 and redis.call('HLEN', ohk) == 0 and redis.call('HLEN', oqk) == 0 then
+  if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 and redis.call('HLEN', ohk) == 0 and redis.call('HLEN', oqk) == 0 and redis.call('HLEN', omk) == 0 then
     redis.call('SREM', P .. 'owners', o)
     gone = 1
   end
-  return {n, gone}
+  return {n, gone, marks}
 end
 
 if mode == 'top' then

@@ -15,6 +15,8 @@
 --   P o:o       hash  <second> -> packed workspace totals (the owner summary)
 --   P oh:o      hash  <minute> -> packed workspace history
 --   P oq:o      hash  <minute> -> workspace playback quality (as q:)
+--   P om:o      hash  marks of o's workspace-only events (refusals outside the library), as s: but per
+--                     asset: s:#a:a:<session> -> "manifest,ad,start"; e:<code>:#a:a:<session> -> second
 --   P owners    set   workspaces with state; P last: latest receipt time; P pending: delayed batches
 -- A packed bucket is "requests,manifest,ad,starts,mMin,mMax,mSum,mCount,aMin,aMax,aSum,aCount[,code,n]...".
 -- Numbers are written with %.17g, so every double (latency sums) reads back bit for bit.
@@ -272,7 +274,7 @@ local ownerList = {}
 local function ownerOf(o)
   local O = owners[o]
   if O ~= nil then return O end
-  O = { o = o, k = P .. 'o:' .. o, hk = P .. 'oh:' .. o, qk = P .. 'oq:' .. o, d = {}, h = {}, q = {} }
+  O = { o = o, k = P .. 'o:' .. o, hk = P .. 'oh:' .. o, qk = P .. 'oq:' .. o, mk = P .. 'om:' .. o, d = {}, h = {}, q = {}, s = {}, ds = {} }
   owners[o] = O
   ownerList[#ownerList + 1] = O
   return O
@@ -285,6 +287,19 @@ local function ownerBucket(O, cache, key, time)
     O[cache][time] = b
   end
   return b
+end
+
+-- A mark field of the workspace's om: hash (as markOf for an asset's s: hash).
+local function ownerMarkOf(O, field, default)
+  local m = O.s[field]
+  if m ~= nil then return m end
+  local v = redis.call('HGET', O.mk, field)
+  if v then
+    if default == nil then m = tonumber(v) else m = decodeMarks(v) end
+  end
+  if m == nil then m = default or NONE end
+  O.s[field] = m
+  return m
 end
 
 -- Whether o may take one more asset at receipt time at: its unexpired assets, counted in x:o
@@ -353,6 +368,16 @@ local function flush(at)
   end
   for _, O in ipairs(ownerList) do
     redis.call('SADD', P .. 'owners', O.o)
+    local marks = {}
+    for field in pairs(O.ds) do
+      local m = O.s[field]
+      marks[#marks + 1] = field
+      if type(m) == 'table' then marks[#marks + 1] = encodeMarks(m) else marks[#marks + 1] = fmt(m) end
+    end
+    if #marks > 0 then
+      hsetChunks(O.mk, marks)
+      redis.call('PEXPIRE', O.mk, OWNER_TTL)
+    end
     for _, part in ipairs({{'d', 'k', OWNER_TTL}, {'h', 'hk', RETENTION + TTL_MARGIN}, {'q', 'qk', RETENTION + TTL_MARGIN}}) do
       local fields = {}
       for time, b in pairs(O[part[1]]) do

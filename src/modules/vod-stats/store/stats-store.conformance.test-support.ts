@@ -5,6 +5,7 @@ import type { PlaybackEvent } from '../events.schema.js';
 import type { StatsStore } from './stats-store.js';
 import { playbackEvent as ev, seededRandom } from '../test-events.test-support.js';
 import { statsStoreDifferentialTests } from './stats-store.differential.test-support.js';
+import { statsBody } from '../vod-stats.view.js';
 
 /** A store under test on a given clock; `close` releases what it holds (keys, connections). */
 export interface StoreUnderTest {
@@ -211,7 +212,7 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
         ev('start', 'known', 's1', T),
       );
       const summary = await store.summary('ws1');
-      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(999), summary.stats.new], [1, 2, 1], 'no dedupe at the workspace level');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(999), summary.stats.new], [1, 1, 1], 'the same session and code count once, as for an asset');
       assert.equal(await store.get('ws1', 'unknown'), undefined);
       assert.deepEqual((await store.top('ws1', 100)).map((a) => a.assetId), ['known']);
       assert.equal((await store.size()).assets, 1);
@@ -296,7 +297,7 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       assert.deepEqual(await store.search('ws2', ['a']), []);
     });
 
-    scenario('stats_delay_ms: a session appears in its asset after the delay, and never in the owner summary', { delayMs: 180_000 }, async ({ clock, store, receive }) => {
+    scenario('stats_delay_ms: a session appears in its asset after the delay, and in the owner summary of the 180 s ending `delay` ago', { delayMs: 180_000 }, async ({ clock, store, receive }) => {
       await receive(at(10, 0), ev('start', 'a1', 's1', at(10, 0)), ev('request', 'a1', 's1', at(10, 0)));
       const hidden = async () => [await store.get('ws1', 'a1'), (await store.top('ws1', 100)).length, (await store.search('ws1', ['a1'])).length, (await store.summary('ws1')).stats.new];
       assert.deepEqual(await hidden(), [undefined, 0, 0, 0]);
@@ -306,12 +307,89 @@ export function statsStoreConformance(name: string, factory: StoreFactory, skip:
       clock.set(at(10, 3));
       assert.equal((await store.get('ws1', 'a1'))?.stats.new, 1);
       assert.deepEqual([(await store.top('ws1', 100)).length, (await store.search('ws1', ['a1'])).length], [1, 1]);
-      assert.equal((await store.summary('ws1')).stats.new, 0, 'never in the summary: it is 180 s old when it appears');
+      const summary = await store.summary('ws1');
+      assert.deepEqual([summary.ts, summary.stats.new, summary.stats.requests], [at(10, 0), 1, 1], 'the summary of the 180 s ending delay ago: it agrees with the asset');
       assert.equal((await store.size()).pendingEvents, 0);
-      for (const late of [1000, 60_000, 200_000]) {
-        clock.set(at(10, 3) + late);
-        const summary = await store.summary('ws1');
-        assert.deepEqual([summary.stats.new, summary.stats.requests], [0, 0]);
+      clock.set(at(10, 3, 1));
+      assert.deepEqual([(await store.summary('ws1')).stats.new, (await store.get('ws1', 'a1'))?.stats.new], [1, 1], 't + 181 s: both views show the session');
+      clock.set(at(10, 5, 59, 999));
+      assert.deepEqual([(await store.summary('ws1')).ts, (await store.summary('ws1')).stats.new], [at(10, 2, 59, 999), 1], 'still inside the 180 s ending delay ago');
+      clock.set(at(10, 6));
+      const gone = await store.summary('ws1');
+      assert.deepEqual([gone.ts, gone.stats.new, gone.stats.requests], [at(10, 3), 0, 0], '180 s after it became retrievable it leaves the summary');
+      await receive(at(10, 6), ev('start', 'a2', 's2', at(10, 5)));
+      assert.equal((await store.summary('ws1')).stats.new, 0, 'received but not retrievable yet');
+      clock.set(at(10, 9));
+      assert.deepEqual([(await store.summary('ws1')).stats.new, (await store.prune()).assetsRemoved, (await store.summary('ws1')).stats.new], [1, 0, 1], 'prune keeps what the delayed summary reads');
+    });
+
+    scenario('stats_delay_ms of 60 s: the summary shows a session for the 180 s after it became retrievable, not only until t + 180 s', { delayMs: 60_000 }, async ({ clock, store, receive }) => {
+      const T = at(10, 0, 30);
+      await receive(T, ev('start', 'a1', 's1', T));
+      const shown = async (when: number) => {
+        clock.set(when);
+        return [(await store.summary('ws1')).stats.new, (await store.get('ws1', 'a1'))?.stats.new ?? 0];
+      };
+      assert.deepEqual(await shown(T + 59_999), [0, 0]);
+      assert.deepEqual(await shown(T + 60_000), [1, 1]);
+      assert.deepEqual(await shown(T + 180_000), [1, 1], 'not dropped at t + 180 s');
+      assert.deepEqual(await shown(T + 239_999), [1, 1]);
+      assert.deepEqual(await shown(T + 240_000), [0, 1], 'the summary window has moved past it; the asset window has not');
+      assert.equal((await store.summary('ws1')).ts, T + 180_000, 'ts: the query time minus the delay');
+    });
+
+    scenario('rendered latency: mean, min and max agree (the mean is never outside [min, max])', {}, async ({ store, receive }) => {
+      const T = at(10, 4);
+      await receive(
+        T,
+        ev('manifest', 'a1', 's1', T, { latency_ms: 10.0004 }),
+        ev('ad', 'a1', 's1', T, { latency_ms: 0.1 }),
+        ev('ad', 'a1', 's2', T, { latency_ms: 0.1 }),
+        ev('ad', 'a1', 's3', T, { latency_ms: 0.1 }),
+        ev('start', 'a1', 's1', T),
+      );
+      for (const stats of [(await store.get('ws1', 'a1'))?.stats, (await store.summary('ws1')).stats]) {
+        const latency = statsBody(stats ?? assert.fail('no statistics')).latency;
+        assert.deepEqual(latency, { manifest: { mean_ms: 10, min_ms: 10, max_ms: 10 }, ad: { mean_ms: 0.1, min_ms: 0.1, max_ms: 0.1 } });
+      }
+    });
+
+    scenario('refusals: one session rule, whether or not the library holds the asset (summary, history and asset alike)', {}, async ({ store, receive }) => {
+      const T = at(10, 4);
+      // Three refusals sharing one session (pbs), of an asset in the library and of one outside it.
+      const refusal = (asset: string, session: string, ts: number, outside: boolean) => [
+        ev('request', asset, session, ts, outside ? { workspace_only: true } : {}),
+        ev('error', asset, session, ts, { error_code: 110, ...(outside ? { workspace_only: true } : {}) }),
+      ];
+      for (let i = 0; i < 3; i++) await receive(T + i * 1000, ...refusal('in-library', 'pbs-shared', T + i * 1000, false), ...refusal('outside', 'pbs-shared', T + i * 1000, true));
+      let summary = await store.summary('ws1');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(110)], [6, 2], 'each asset: three requests, one session with error 110');
+      assert.deepEqual(Object.fromEntries((await store.get('ws1', 'in-library'))?.stats.errors ?? []), { 110: 1 });
+      // Another session, or the same session of another asset outside the library, is another session.
+      await receive(T + 4000, ...refusal('outside', 'pbs-other', T + 4000, true), ...refusal('outside-2', 'pbs-shared', T + 4000, true));
+      summary = await store.summary('ws1');
+      assert.deepEqual([summary.stats.requests, summary.stats.errors.get(110)], [8, 4]);
+      // Workspace-only sessions of the other kinds count once too.
+      await receive(T + 5000, ev('start', 'outside', 'p1', T + 5000, { workspace_only: true }), ev('start', 'outside', 'p1', T + 5000, { workspace_only: true }));
+      assert.equal((await store.summary('ws1')).stats.new, 1);
+      const history = (await store.history('ws1', undefined, T, T + 60_000)) ?? [];
+      assert.deepEqual(history.map((p) => [p.stats.requests, Object.fromEntries(p.stats.errors), p.stats.new]), [[8, { 110: 4 }, 1]]);
+      assert.equal(await store.get('ws1', 'outside'), undefined, 'still never an asset');
+    });
+
+    test('refusals outside the library: a resend after a restart still counts once', async () => {
+      const clock = new FakeClock(at(10, 30));
+      const under = await factory(clock, {});
+      try {
+        const now = clock.now();
+        const batch = [ev('error', 'outside', 'pbs-shared', now, { error_code: 110, workspace_only: true })];
+        await under.store.record(batch, now);
+        const again = await under.restart();
+        clock.set(now + 1000);
+        await again.record(batch, now + 1000);
+        assert.equal((await again.summary('ws1')).stats.errors.get(110), 1);
+      } finally {
+        await under.close();
       }
     });
 

@@ -32,10 +32,13 @@ export interface AssetStats {
   stats: WindowStats;
 }
 
-/** A workspace's statistics over the WINDOW_S seconds ending with the query's second. */
+/**
+ * A workspace's statistics over the WINDOW_S seconds ending with the query's second, or with
+ * stats_delay_ms the WINDOW_S seconds ending `delay` before the query (see summaryEnd).
+ */
 export interface OwnerSummary {
   owner: string;
-  /** The time of the query, Unix ms. */
+  /** Where the window ends: the time of the query (minus the stats delay), Unix ms. */
   ts: number;
   stats: WindowStats;
 }
@@ -57,7 +60,7 @@ export interface StoreSize {
   assets: number;
   /** Per-asset buckets: per-second detail and per-minute history. */
   buckets: number;
-  /** Per-asset dedupe entries (sessions, and session/error-code pairs). */
+  /** Dedupe entries (sessions, and session/error-code pairs): per asset, and of workspace-only events per workspace. */
   sessions: number;
   /** Per-workspace buckets: per-second totals (summary) and per-minute history. */
   ownerBuckets: number;
@@ -94,7 +97,7 @@ export interface StatsStore {
   search(owner: string, assetIds: readonly string[]): Promise<AssetStats[]>;
   /** Up to `limit` assets with the most new sessions in their window; ties by most recent ts. */
   top(owner: string, limit: number): Promise<AssetStats[]>;
-  /** The workspace's last WINDOW_S seconds, ending with the second of the query. */
+  /** The workspace's last WINDOW_S seconds, ending with the second of the query (minus the stats delay). */
   summary(owner: string): Promise<OwnerSummary>;
   /**
    * Per-minute history over [from, to] (Unix ms) clipped to the 24-hour serving window, ascending,

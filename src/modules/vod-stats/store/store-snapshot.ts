@@ -9,7 +9,9 @@ import type { PendingBatch } from './pending-batches.js';
  * Snapshot format of the embedded store: one JSON array per line, so it streams in both
  * directions and a torn file is detected by the missing `end` line.
  *   ["playline-vod-stats", 2, lastReceivedAt]
- *   ["o", ownerId, detail, history, qoe|0]                     workspace totals (BucketSeries)
+ *   ["o", ownerId, detail, history, qoe|0, sessionMarks, errorMarks]  workspace totals (BucketSeries) and
+ *                                                              the marks of its workspace-only events
+ *                                                              (earlier builds: without the marks)
  *   ["a", assetId, startTs, latestTs, floor, detail, history, sessionMarks, errorMarks, qoe|0]
  *   ["p", receivedAt, [row...]]                                not yet visible (stats_delay_ms)
  * A pending row is [type, owner, asset, sessionHash, ts, latency or startup|null, errorCode,
@@ -49,7 +51,7 @@ export function* snapshotLines(store: SnapshotSource): Generator<string> {
   let assets = 0;
   for (const owner of store.owners()) {
     owners++;
-    yield JSON.stringify(['o', owner.id, owner.detail, owner.history, owner.qoe ?? 0]);
+    yield JSON.stringify(['o', owner.id, owner.detail, owner.history, owner.qoe ?? 0, owner.marks?.sessions.toJSON() ?? [], owner.marks?.errors.toJSON() ?? []]);
     for (const asset of owner.assets.values()) {
       assets++;
       yield JSON.stringify([
@@ -131,6 +133,18 @@ const pendingColumns = (rows: unknown[]): EventColumns => {
   return columns;
 };
 
+const restoreWorkspaceMarks = (owner: OwnerState, sessionRow: unknown, errorRow: unknown): void => {
+  const sessions = marks(sessionRow, 4);
+  const errors = marks(errorRow, 2);
+  if (sessions.length === 0 && errors.length === 0) return;
+  try {
+    if (sessions.length > 0) owner.workspaceMarks().sessions.load(sessions);
+    if (errors.length > 0) owner.workspaceMarks().errors.load(errors);
+  } catch (error) {
+    fail((error as Error).message);
+  }
+};
+
 const restoreAsset = (store: SnapshotTarget, owner: OwnerState, row: unknown[], retain: boolean): void => {
   if (row.length !== 10) fail('malformed asset line');
   const asset = new AssetState(str(row[1]), store.nextAssetSeq());
@@ -184,12 +198,13 @@ export const restoreSnapshot = (store: SnapshotTarget, lines: Iterable<string>, 
     }
     switch (row[0]) {
       case 'o':
-        if (row.length !== 5) fail('malformed owner line');
+        if (row.length !== 5 && row.length !== 7) fail('malformed owner line');
         owner?.rankAll();
         owner = store.ownerState(str(row[1]));
         owner.detail = series(row[2]);
         owner.history = series(row[3]);
         owner.qoe = qoeOf(row[4]);
+        if (row.length === 7) restoreWorkspaceMarks(owner, row[5], row[6]);
         owners++;
         break;
       case 'a':
