@@ -4,30 +4,12 @@ import { createTestApp } from '../../../test/helpers/test-app.js';
 import type { TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import type { FakeClock } from '../../platform/clock.js';
-import type { PlaybackErrorReport } from '../../platform/error-report-sink.js';
-import type { LoggedAttemptDetailView } from './error-reporting.schema.js';
+import { playbackError, verifies } from './testing/logged-attempts.js';
 import { startLocalReceiver } from './testing/local-receiver.js';
 import type { LocalReceiver } from './testing/local-receiver.js';
 import { WebhookSigner } from './webhook-signature.js';
 
 const opts = { timeout: 60_000 };
-
-const playbackError = (owner: string, code: number): PlaybackErrorReport => ({
-  owner,
-  url: `https://edge.example.com/play/asset${code}.m3u8`,
-  ip: '198.51.100.23',
-  code,
-  ua: 'Player/3',
-  msg: `error ${code}`,
-  timestamp: 1_763_719_200,
-  errorCode: 104,
-});
-
-const verifies = (secret: string, a: LoggedAttemptDetailView): boolean => {
-  const { headers, body } = a.request;
-  const expected = new WebhookSigner([secret]).sign(headers['webhook-id'], Number(headers['webhook-timestamp']), body)['webhook-signature'];
-  return headers['webhook-signature'].split(' ').includes(expected);
-};
 
 /** Saves a callback at `receiver`, then makes it answer 500 once so the endpoint pauses. */
 const pauseEndpoint = async (t: TestApp, receiver: LocalReceiver): Promise<string> => {
