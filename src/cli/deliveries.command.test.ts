@@ -72,4 +72,25 @@ describe('playline deliveries and playline callback (the CLI over a running serv
     const id = (await t.client.errorReporting.listAttempts()).items[0]?.id ?? '';
     await assert.rejects(cli('deliveries', 'resend', id), (e: { code?: number; stderr?: string }) => e.code === 1 && /non_200 \(HTTP 503\)/.test(e.stderr ?? ''));
   });
+
+  test('callback status shows the dropped counts by reason; deliveries list --outcome dropped lists them', { timeout: 120_000 }, async () => {
+    receiver.setBehaviour({ kind: 'status', status: 500 });
+    const n = receiver.count();
+    const report = { owner: t.workspace.id, url: 'https://edge.example.com/y.m3u8', ip: '203.0.113.7', code: 403, ua: 'P/1', msg: 'Forbidden', timestamp: 1_763_719_200, errorCode: 100 };
+    t.runtime.errorReports.submit(report);
+    await receiver.waitFor(n + 1);
+    await eventually(async () => ((await t.client.errorReporting.deliveries()).endpoint?.paused_until ?? 0) > t.clock.now(), 'paused');
+    for (let i = 0; i < 3; i++) assert.equal(t.runtime.errorReports.submit(report), 'paused');
+
+    const status = JSON.parse((await cli('callback', 'status', '--json')).stdout) as { dropped: Record<string, number> };
+    assert.deepEqual(status.dropped, { throttled: 0, paused: 3, discarded: 0, overloaded: 0 });
+    const text = await cli('callback', 'status');
+    assert.match(text.stdout, /^dropped\s+3 \(throttled 0, paused 3, discarded 0, overloaded 0\)$/m);
+    const help = await cli('callback', 'status', '--help');
+    assert.match(help.stdout, /dropped/);
+
+    const listed = JSON.parse((await cli('deliveries', 'list', '--outcome', 'dropped', '--json')).stdout) as LoggedAttemptCollectionView;
+    assert.equal(listed.total_items, 3);
+    assert.deepEqual(listed.items.map((a) => a.detail), ['paused', 'paused', 'paused']);
+  });
 });

@@ -39,7 +39,7 @@ export class ErrorReportingApi {
     return this.core.request<DeliveriesView>('GET', '/api/v4/error-reporting/deliveries');
   }
 
-  /** The delivery log (every instance's attempts), newest first; `next_cursor` continues it. */
+  /** The delivery log (every instance's attempts, and the reports dropped unsent as outcome `dropped`), newest first; `next_cursor` continues it. */
   listAttempts(query: LoggedAttemptQueryInput = {}): Promise<LoggedAttemptCollectionView> {
     return this.core.request<LoggedAttemptCollectionView>('GET', '/api/v4/error-reporting/attempts', { query: { ...query } });
   }
@@ -49,7 +49,7 @@ export class ErrorReportingApi {
     return this.core.request<LoggedAttemptDetailView>('GET', `/api/v4/error-reporting/attempts/${encodeURIComponent(attemptId)}`);
   }
 
-  /** Sends a logged report again to the current callback (signed anew) and returns the new attempt and its outcome. */
+  /** Sends a logged report (a dropped one too) again to the current callback (signed anew) and returns the new attempt and its outcome. */
   resend(attemptId: string): Promise<LoggedAttemptDetailView> {
     return this.core.request<LoggedAttemptDetailView>('POST', `/api/v4/error-reporting/attempts/${encodeURIComponent(attemptId)}/resend`);
   }

@@ -9,11 +9,13 @@ import type { View, ViewContext } from './view.js';
 
 type Observation = CallbackTestResult['observed'];
 
-const outcomes: readonly LoggedAttempt['outcome'][] = ['delivered', 'non_200', 'timeout', 'refused', 'tls_error', 'reset', 'ssrf_refused'];
+const outcomes: readonly LoggedAttempt['outcome'][] = ['delivered', 'non_200', 'timeout', 'refused', 'tls_error', 'reset', 'ssrf_refused', 'dropped'];
 
-/** `delivered: HTTP 200 after 3 ms`: what one logged attempt came to. */
+/** `delivered: HTTP 200 after 3 ms`, `dropped (paused): not sent`: what one logged attempt came to. */
 const describeAttempt = (a: LoggedAttempt): string =>
-  `${a.outcome}${a.status !== null ? `: HTTP ${a.status}` : ''} after ${millis(a.latency_ms)}${a.detail && a.detail !== `HTTP ${a.status}` ? ` (${a.detail})` : ''}`;
+  a.outcome === 'dropped'
+    ? `dropped (${a.drop_reason ?? a.detail ?? 'unknown reason'}): not sent`
+    : `${a.outcome}${a.status !== null ? `: HTTP ${a.status}` : ''} after ${millis(a.latency_ms)}${a.detail && a.detail !== `HTTP ${a.status}` ? ` (${a.detail})` : ''}`;
 
 /** `non_200: HTTP 500 after 12.0 ms (detail)`: what a test POST observed. */
 export const describeObservation = (o: Observation): string =>
@@ -64,15 +66,15 @@ export function errorReportingView(ctx: ViewContext): View {
     ...outcomes.map((o) => h('option', { value: o }, o)),
   );
   const logTotal = h('span', { id: 'delivery-total', class: 'muted' });
-  const noAttempts = h('p', { class: 'empty' }, 'No delivery attempts logged. Every accepted playback error event (type "error") of this workspace is POSTed to the saved callback URL, and each attempt is kept here.');
+  const noAttempts = h('p', { class: 'empty' }, 'No delivery attempts logged. Every accepted playback error event (type "error") of this workspace is POSTed to the saved callback URL, and each attempt is kept here, with the reports dropped unsent (outcome dropped).');
   let hasCallback = false;
   const attempts: KeyedTable<LoggedAttempt> = new KeyedTable<LoggedAttempt>(
     [
       { header: 'Time', text: (a) => utcTime(a.ts) },
       { header: 'Outcome', text: (a) => a.outcome, cellClass: (a) => (a.outcome === 'delivered' ? 'ok' : 'warn') },
       { header: 'Status', text: (a) => (a.status === null ? '—' : String(a.status)), numeric: true },
-      { header: 'Latency', text: (a) => millis(a.latency_ms), numeric: true },
-      { header: 'Detail', text: (a) => a.detail ?? (a.resend_of ? `resend of ${a.resend_of}` : ''), title: (a) => a.webhook_id },
+      { header: 'Latency', text: (a) => (a.outcome === 'dropped' ? '—' : millis(a.latency_ms)), numeric: true },
+      { header: 'Detail', text: (a) => (a.outcome === 'dropped' ? `not sent: ${a.drop_reason ?? a.detail ?? ''}` : a.detail ?? (a.resend_of ? `resend of ${a.resend_of}` : '')), title: (a) => a.webhook_id },
       { header: 'Payload', text: () => 'View', action: { run: (a) => void showDetail(a.id) } },
       { header: 'Resend', text: () => 'Resend', action: { run: (a, button) => void resend(a, button), disabled: () => !hasCallback } },
     ],
@@ -92,9 +94,9 @@ export function errorReportingView(ctx: ViewContext): View {
     'div',
     { id: 'delivery-detail', hidden: true },
     h('div', { class: 'row' }, detailTitle, closeDetail),
-    h('p', { class: 'muted' }, 'Signature headers sent (verify them with the signing secret, see docs/webhooks.md):'),
+    h('p', { class: 'muted' }, 'Signature headers sent, or for a dropped report the ones it would have been sent with (verify them with the signing secret, see docs/webhooks.md):'),
     detailHeaders,
-    h('p', { class: 'muted' }, 'Payload (the report POSTed):'),
+    h('p', { class: 'muted' }, 'Payload (the report POSTed, or dropped unsent):'),
     detailPayload,
   );
   closeDetail.addEventListener('click', () => {
@@ -190,7 +192,7 @@ export function errorReportingView(ctx: ViewContext): View {
     const dropped = Object.entries(d.counters.dropped).filter(([, n]) => n > 0).map(([reason, n]) => `${reason} ${count(n)}`);
     setText(counters, `This server since its start: delivered ${count(d.counters.delivered)}, failed ${count(d.counters.failed)}, dropped ${dropped.length > 0 ? dropped.join(', ') : '0'}.`);
     const until = d.endpoint?.paused_until ?? null;
-    if (until !== null) setText(pausedText, `Paused until ${utcTime(until)} after ${count(d.endpoint?.consecutive_failures ?? 0)} failed attempt(s): new reports are dropped meanwhile.`);
+    if (until !== null) setText(pausedText, `Paused until ${utcTime(until)} after ${count(d.endpoint?.consecutive_failures ?? 0)} failed attempt(s): new reports are dropped meanwhile (logged as dropped, they can be resent).`);
     paused.hidden = until === null;
   };
 

@@ -5,6 +5,7 @@ import { FakeClock } from '../../platform/clock.js';
 import { sequentialIds } from '../../platform/ids.js';
 import { CallbackDispatcher } from './callback-dispatcher.js';
 import type { CallbackDispatcherOptions } from './callback-dispatcher.js';
+import type { DroppedReport } from './delivery-log.js';
 import type { ErrorReport } from './error-report.js';
 import { FakeTransport, settle } from './testing/fake-transport.js';
 import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
@@ -270,4 +271,55 @@ test('a failure after an answer (an attempt hook that throws) is reported, never
   } finally {
     process.off('unhandledRejection', onUnhandled);
   }
+});
+
+test('every drop (throttled, overloaded, discarded, paused) is offered to the delivery log with its reason and the request it would have been sent as', async () => {
+  const offered: Array<{ owner: string; make: () => DroppedReport }> = [];
+  const { transport, dispatcher } = setup({ queueCapacity: 2, totalQueueCapacity: 3, maxInFlight: 1, onDrop: (owner, make) => offered.push({ owner, make }) });
+  dispatcher.setRoute('ws2', { owner: 'ws2', url: hookB, signer });
+  assert.deepEqual([dispatcher.submit(report('ws1', 401)), dispatcher.submit(report('ws1', 402)), dispatcher.submit(report('ws1', 403))], ['queued', 'queued', 'throttled']);
+  assert.deepEqual([dispatcher.submit(report('ws2', 404)), dispatcher.submit(report('ws2', 405))], ['queued', 'overloaded']);
+  await settle();
+  // hookA: 401 in flight, 402 waiting; it turns out unreachable, so 402 is discarded and hookA pauses.
+  transport.held.find((h) => h.url === hookA)?.answer('refused');
+  await settle();
+  assert.equal(dispatcher.submit(report('ws1', 406)), 'paused');
+
+  const built = offered.map(({ owner, make }) => ({ owner, ...make() }));
+  assert.deepEqual(built.map((d) => [d.owner, d.attempt.detail, d.attempt.url, JSON.parse(d.request.body).code]), [
+    ['ws1', 'throttled', hookA, 403],
+    ['ws2', 'overloaded', hookB, 405],
+    ['ws1', 'discarded', hookA, 402],
+    ['ws1', 'paused', hookA, 406],
+  ]);
+  for (const d of built) {
+    assert.equal(d.attempt.outcome, 'dropped');
+    assert.equal(d.attempt.status, null);
+    assert.equal(d.request.headers['webhook-id'], d.attempt.webhookId);
+    assert.deepEqual(new Webhook(secret).verify(d.request.body, d.request.headers), JSON.parse(d.request.body), 'signed as it would have been sent');
+  }
+  assert.equal(new Set(built.map((d) => d.attempt.webhookId)).size, built.length);
+  const { dropped } = dispatcher.deliveries('ws1').counters;
+  assert.deepEqual(dropped, { throttled: 1, paused: 1, discarded: 1, overloaded: 0 });
+});
+
+test('reports discarded because their callback was removed are offered signed with the removed route; a throwing onDrop never reaches submit', async () => {
+  const offered: DroppedReport[] = [];
+  const errors: string[] = [];
+  const { dispatcher } = setup({ maxInFlight: 1, onDrop: (_owner, make) => offered.push(make()), onError: (message) => errors.push(message) });
+  dispatcher.submit(report('ws1', 410));
+  dispatcher.submit(report('ws1', 411));
+  await settle();
+  dispatcher.setRoute('ws1', undefined);
+  assert.equal(offered.length, 1);
+  const [removed] = offered;
+  assert.ok(removed);
+  assert.equal(removed.attempt.detail, 'discarded');
+  assert.deepEqual(new Webhook(secret).verify(removed.request.body, removed.request.headers), report('ws1', 411));
+
+  const throwing = setup({ onDrop: () => { throw new Error('log broke'); }, onError: (message) => errors.push(message) });
+  throwing.dispatcher.setRoute('ws1', { owner: 'ws1', url: hookA, signer });
+  throwing.dispatcher.pauseFromPeer(hookA, throwing.clock.now() + 1000, 1);
+  assert.equal(throwing.dispatcher.submit(report()), 'paused');
+  assert.deepEqual(errors, ['error-reporting: logging a dropped report failed']);
 });

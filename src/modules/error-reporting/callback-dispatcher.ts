@@ -3,7 +3,7 @@ import type { ErrorReportSink } from '../../platform/error-report-sink.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { CallbackRequest, CallbackTransport } from './callback-client.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
-import type { DeliveryAttempt, DeliveryCounters, DropReason } from './delivery-log.js';
+import type { DeliveryAttempt, DeliveryCounters, DroppedReport, DropReason } from './delivery-log.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { ErrorReportInput } from './error-report.js';
 import { EndpointScheduler, type Backoff, type CallbackRoute, type EndpointState } from './endpoint-scheduler.js';
@@ -32,6 +32,12 @@ export interface CallbackDispatcherOptions {
   recentPerWorkspace?: number;
   /** Called after every attempt with the exact request sent (delivery log, metrics, tests). Must not throw. */
   onAttempt?: (owner: string, attempt: DeliveryAttempt, request: CallbackRequest) => void;
+  /**
+   * Called after every dropped report (paused, throttled, overloaded, discarded) with a function
+   * that builds its delivery log entry: the body and signature headers it would have been sent
+   * with. Call it only for an entry that will be kept (it serializes and signs). Must not throw.
+   */
+  onDrop?: (owner: string, dropped: () => DroppedReport) => void;
   /** Called when this instance pauses an endpoint (cluster mode tells the other instances). Must not throw. */
   onPause?: (url: string, pausedUntil: number, consecutiveFailures: number) => void;
   /** Called when this instance resumes an endpoint on request (cluster mode tells the other instances). Must not throw. */
@@ -71,6 +77,7 @@ export class CallbackDispatcher implements ErrorReportSink {
       failureBackoff: options.failureBackoff ?? { initialMs: 1000, maxMs: 120_000 },
       unreachableBackoff: options.unreachableBackoff ?? { initialMs: 5000, maxMs: 120_000 },
       onAttempt: options.onAttempt,
+      onDrop: options.onDrop,
       onPause: options.onPause,
       onError: options.onError ?? (() => undefined),
     });
@@ -128,9 +135,8 @@ export class CallbackDispatcher implements ErrorReportSink {
   submit(report: ErrorReportInput): SubmitResult {
     const route = this.routes.get(report.owner);
     if (!route || this.closed) return 'no_callback';
-    const result = this.scheduler.enqueue(route.url, report);
-    if (result !== 'queued' && result !== 'no_callback') this.log.recordDrop(report.owner, result);
-    return result;
+    // A drop is counted and logged by the scheduler.
+    return this.scheduler.enqueue(route.url, report);
   }
 
   /** Sets (or with `undefined`, removes) a workspace's callback. Takes effect for the next report sent. */
@@ -141,8 +147,9 @@ export class CallbackDispatcher implements ErrorReportSink {
       return;
     }
     if (previous) {
-      this.routes.delete(owner);
+      // Released while the route is still known: reports discarded with the endpoint are logged signed.
       this.scheduler.release(previous.url);
+      this.routes.delete(owner);
     }
     if (!route) return;
     this.routes.set(owner, route);

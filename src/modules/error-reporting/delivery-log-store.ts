@@ -2,7 +2,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { CallbackRequest } from './callback-client.js';
-import type { DeliveryAttempt } from './delivery-log.js';
+import type { DroppedReport, LoggedAttempt } from './delivery-log.js';
 import * as repo from './delivery-log.repository.js';
 
 export interface DeliveryLogStoreOptions {
@@ -82,7 +82,7 @@ export class DeliveryLogStore {
   }
 
   /** The row an attempt is logged as. */
-  rowOf(owner: string, attempt: DeliveryAttempt, request: CallbackRequest, resendOf: string | null = null, id = this.newId()): repo.DeliveryRow {
+  rowOf(owner: string, attempt: LoggedAttempt, request: CallbackRequest, resendOf: string | null = null, id = this.newId()): repo.DeliveryRow {
     return {
       id,
       workspace_id: owner,
@@ -100,12 +100,22 @@ export class DeliveryLogStore {
   }
 
   /** Queues an attempt for the log; false when the queue is full (counted, left out). Never waits. */
-  record(owner: string, attempt: DeliveryAttempt, request: CallbackRequest): boolean {
-    if (this.stopped) return false;
-    if (this.queue.length >= this.o.queueCapacity) {
-      this.counters.droppedFull += 1;
-      return false;
-    }
+  record(owner: string, attempt: LoggedAttempt, request: CallbackRequest): boolean {
+    if (!this.admit()) return false;
+    this.queue.push(this.rowOf(owner, attempt, request));
+    this.scheduleTick();
+    return true;
+  }
+
+  /**
+   * Queues a report the dispatcher dropped, as an attempt with outcome `dropped`; `make` builds it
+   * (its body and signature) only when the queue has room. Beyond the queue it is counted and left
+   * out like any attempt, at the cost of a counter: a flood of drops is serialized and signed at
+   * most as fast as the log writes. Never waits.
+   */
+  recordDropped(owner: string, make: () => DroppedReport): boolean {
+    if (!this.admit()) return false;
+    const { attempt, request } = make();
     this.queue.push(this.rowOf(owner, attempt, request));
     this.scheduleTick();
     return true;
@@ -167,6 +177,14 @@ export class DeliveryLogStore {
     this.sweepTimer = undefined;
     await this.flush();
     this.stopped = true;
+  }
+
+  /** Whether an attempt may join the queue; a full queue counts it as left out. */
+  private admit(): boolean {
+    if (this.stopped) return false;
+    if (this.queue.length < this.o.queueCapacity) return true;
+    this.counters.droppedFull += 1;
+    return false;
   }
 
   private scheduleTick(): void {

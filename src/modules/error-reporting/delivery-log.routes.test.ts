@@ -4,33 +4,13 @@ import { createTestApp } from '../../../test/helpers/test-app.js';
 import type { TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import type { FakeClock } from '../../platform/clock.js';
-import type { PlaybackErrorReport } from '../../platform/error-report-sink.js';
 import { PlaylineApiError } from '../../client/index.js';
-import type { LoggedAttemptDetailView } from './error-reporting.schema.js';
+import { playbackError, verifies } from './testing/logged-attempts.js';
 import { startLocalReceiver } from './testing/local-receiver.js';
 import type { LocalReceiver } from './testing/local-receiver.js';
-import { WebhookSigner } from './webhook-signature.js';
 
 const env = { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' };
 const opts = { timeout: 30_000 };
-
-const playbackError = (owner: string, code: number): PlaybackErrorReport => ({
-  owner,
-  url: `https://edge.example.com/play/asset${code}.m3u8`,
-  ip: '198.51.100.23',
-  code,
-  ua: 'Player/3',
-  msg: `error ${code}`,
-  timestamp: 1_763_719_200,
-  errorCode: 104,
-});
-
-/** Whether the logged headers are a valid Standard Webhooks signature of the logged body with `secret`. */
-const verifies = (secret: string, a: LoggedAttemptDetailView): boolean => {
-  const { headers, body } = a.request;
-  const expected = new WebhookSigner([secret]).sign(headers['webhook-id'], Number(headers['webhook-timestamp']), body)['webhook-signature'];
-  return headers['webhook-signature'].split(' ').includes(expected);
-};
 
 describe('the delivery log, resend and resume', () => {
   let t: TestApp;

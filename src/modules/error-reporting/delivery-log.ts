@@ -1,5 +1,6 @@
+import type { CallbackRequest } from './callback-client.js';
 import { CircularBuffer } from './circular-buffer.js';
-import type { DeliveryOutcome, DeliveryOutcomeKind } from './delivery-outcome.js';
+import type { DeliveryOutcome, DeliveryOutcomeKind, LoggedOutcomeKind } from './delivery-outcome.js';
 import { isUnreachable } from './delivery-outcome.js';
 
 /**
@@ -23,6 +24,19 @@ export interface DeliveryAttempt {
   latencyMs: number;
   detail?: string;
 }
+
+/** An attempt as the persistent delivery log keeps it: a delivery attempt, or a dropped report (`dropped`, the reason as its detail). */
+export interface LoggedAttempt extends Omit<DeliveryAttempt, 'outcome'> {
+  outcome: LoggedOutcomeKind;
+}
+
+/** A report the dispatcher dropped, for the delivery log: the attempt it stands for and the request it would have been sent as. */
+export interface DroppedReport {
+  attempt: LoggedAttempt & { outcome: 'dropped'; detail: DropReason };
+  request: CallbackRequest;
+}
+
+export const isDropReason = (value: string | null | undefined): value is DropReason => (dropReasons as readonly (string | null | undefined)[]).includes(value);
 
 export interface DeliveryCounters {
   /** Attempts answered 200. */

@@ -21,6 +21,14 @@ export const deliveryOutcomeKinds: readonly DeliveryOutcomeKind[] = [
   'ssrf_refused',
 ];
 
+/**
+ * What an attempt in the delivery log came to: a delivery outcome, or `dropped` (the report was
+ * never sent: the dispatcher dropped it, its detail says why, see `DropReason`).
+ */
+export type LoggedOutcomeKind = DeliveryOutcomeKind | 'dropped';
+
+export const loggedOutcomeKinds: readonly LoggedOutcomeKind[] = [...deliveryOutcomeKinds, 'dropped'];
+
 export interface DeliveryOutcome {
   outcome: DeliveryOutcomeKind;
   /** The HTTP status received, or null when no response arrived. */

@@ -4,7 +4,7 @@ import type { CallbackRequest, CallbackTransport } from './callback-client.js';
 import { CircularBuffer } from './circular-buffer.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import { isUnreachable } from './delivery-outcome.js';
-import type { DeliveryAttempt, DeliveryLog, DropReason } from './delivery-log.js';
+import type { DeliveryAttempt, DeliveryLog, DroppedReport, DropReason } from './delivery-log.js';
 import type { ErrorReport, ErrorReportInput } from './error-report.js';
 import { boundedReport } from './error-report.js';
 import type { WebhookSigner } from './webhook-signature.js';
@@ -36,7 +36,7 @@ export interface EndpointSchedulerOptions {
   transport: CallbackTransport;
   clock: Clock;
   ids: IdGenerator;
-  /** Where attempts and drops are counted. */
+  /** Where attempts and drops are counted (in memory, for the deliveries API). */
   log: DeliveryLog;
   /** The route a queued report is sent by, read when it is sent (the workspace may have moved on). */
   routeFor: (owner: string) => CallbackRoute | undefined;
@@ -49,6 +49,12 @@ export interface EndpointSchedulerOptions {
   unreachableBackoff: Backoff;
   /** After every attempt, with the exact request sent (the delivery log keeps it). */
   onAttempt: ((owner: string, attempt: DeliveryAttempt, request: CallbackRequest) => void) | undefined;
+  /**
+   * After every drop, with a function that builds the dropped report's entry for the delivery log
+   * (the body and signature headers it would have been sent with). Building costs a JSON
+   * serialization and an HMAC: call it only when the entry will be kept.
+   */
+  onDrop: ((owner: string, dropped: () => DroppedReport) => void) | undefined;
   onPause: ((url: string, pausedUntil: number, consecutiveFailures: number) => void) | undefined;
   /** A failure inside the scheduler's own bookkeeping (a hook that threw): reported, never thrown. */
   onError: (message: string, error: unknown) => void;
@@ -152,18 +158,28 @@ export class EndpointScheduler {
 
   /**
    * Queues a report for `url` (its text fields cut to their caps, so a queued report has a bounded
-   * size), or says why not; O(1), never waits. A report that is dropped is not copied first.
+   * size), or drops it (counted, handed to `onDrop`) and says why; O(1), never waits. A report
+   * that is dropped is not copied first.
    */
   enqueue(url: string, report: ErrorReportInput): 'queued' | 'no_callback' | DropReason {
     const endpoint = this.endpoints.get(url);
     if (!endpoint || this.closed) return 'no_callback';
-    if (endpoint.pausedUntil > this.o.clock.now()) return 'paused';
-    if (endpoint.queue.full) return 'throttled';
-    if (this.totalQueued >= this.o.totalQueueCapacity) return 'overloaded';
+    const refused = this.refusal(endpoint);
+    if (refused) {
+      this.drop(report, refused, url);
+      return refused;
+    }
     endpoint.queue.push(boundedReport(report));
     this.totalQueued += 1;
     this.kick(endpoint);
     return 'queued';
+  }
+
+  private refusal(endpoint: Endpoint): DropReason | undefined {
+    if (endpoint.pausedUntil > this.o.clock.now()) return 'paused';
+    if (endpoint.queue.full) return 'throttled';
+    if (this.totalQueued >= this.o.totalQueueCapacity) return 'overloaded';
+    return undefined;
   }
 
   state(url: string): EndpointState | undefined {
@@ -234,7 +250,7 @@ export class EndpointScheduler {
       this.totalQueued -= 1;
       const route = this.o.routeFor(report.owner);
       if (!route || route.url !== endpoint.url) {
-        this.o.log.recordDrop(report.owner, 'discarded');
+        this.drop(report, 'discarded', endpoint.url);
         continue;
       }
       endpoint.tokens -= 1;
@@ -301,8 +317,38 @@ export class EndpointScheduler {
   private discardQueue(endpoint: Endpoint): void {
     for (const report of endpoint.queue.drain()) {
       this.totalQueued -= 1;
-      this.o.log.recordDrop(report.owner, 'discarded');
+      this.drop(report, 'discarded', endpoint.url);
     }
+  }
+
+  /** Counts a drop and offers it to the delivery log; never throws (it runs inside `submit`). */
+  private drop(report: ErrorReportInput, reason: DropReason, url: string): void {
+    this.o.log.recordDrop(report.owner, reason);
+    if (!this.o.onDrop) return;
+    try {
+      this.o.onDrop(report.owner, () => this.droppedReport(report, reason, url));
+    } catch (error) {
+      this.o.onError('error-reporting: logging a dropped report failed', error);
+    }
+  }
+
+  /**
+   * The request a dropped report would have been sent as: a webhook-id of its own, signed now with
+   * its workspace's secret. A workspace whose callback is gone has no signer here: its report is
+   * logged unsigned (a resend signs it anyway).
+   */
+  private droppedReport(report: ErrorReportInput, reason: DropReason, url: string): DroppedReport {
+    const at = this.o.clock.now();
+    const webhookId = `msg_${this.o.ids.hex()}`;
+    const body = JSON.stringify(boundedReport(report));
+    const signer = this.o.routeFor(report.owner)?.signer;
+    const headers = signer
+      ? signer.sign(webhookId, at / 1000, body)
+      : { 'webhook-id': webhookId, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': '' };
+    return {
+      attempt: { at, webhookId, url, outcome: 'dropped', status: null, latencyMs: 0, detail: reason },
+      request: { body, headers },
+    };
   }
 
   private describe(endpoint: Endpoint): EndpointState {

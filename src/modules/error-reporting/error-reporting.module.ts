@@ -146,6 +146,8 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
       observe(attempt);
       deliveryLog.record(owner, attempt, request);
     },
+    // Dropped reports are logged too (outcome `dropped`), within the log's queue and write rate.
+    onDrop: (owner, dropped) => void deliveryLog.recordDropped(owner, dropped),
     onError,
     ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster), onResume: overrides.cluster.resumed.bind(overrides.cluster) } : {}),
   });

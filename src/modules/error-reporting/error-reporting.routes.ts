@@ -86,7 +86,7 @@ export async function errorReportingRoutes(app: App, deps: ErrorReportingRouteDe
     config: { auth: 'api' },
     schema: {
       tags,
-      summary: 'The delivery log: every logged attempt of the workspace (all instances), newest first, filtered by outcome',
+      summary: 'The delivery log: every logged attempt of the workspace (all instances), dropped reports included (outcome dropped), newest first, filtered by outcome',
       description: 'Attempts are kept for PLAYLINE_DELIVERY_LOG_RETENTION_H hours, at most PLAYLINE_DELIVERY_LOG_MAX_PER_WORKSPACE per workspace. The next page is in next_cursor and the Link header.',
       querystring: LoggedAttemptQuery,
       response: { 200: LoggedAttemptCollection, ...problemResponses(400, 401) },
@@ -111,7 +111,7 @@ export async function errorReportingRoutes(app: App, deps: ErrorReportingRouteDe
     config: { auth: 'api' },
     schema: {
       tags,
-      summary: 'Send a logged report again to the current callback URL: a new attempt, signed anew (same webhook-id), logged; answers its outcome',
+      summary: 'Send a logged report (a dropped one too) again to the current callback URL: a new attempt, signed anew (same webhook-id), logged; answers its outcome',
       description: 'Best effort, like every delivery: one POST, no retry. It goes out even while the endpoint is paused, and does not change the pause.',
       params: AttemptParams,
       response: { 200: LoggedAttemptDetailSchema, ...problemResponses(401, 404, 422) },

@@ -1,12 +1,22 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { deliveryOutcomeKinds } from './delivery-outcome.js';
+import { deliveryOutcomeKinds, loggedOutcomeKinds } from './delivery-outcome.js';
 import { dropReasons } from './delivery-log.js';
 
 const Outcome = Type.Union(
   deliveryOutcomeKinds.map((k) => Type.Literal(k)),
   { description: 'delivered (200), non_200, timeout, refused (connect error), tls_error, reset (socket closed), ssrf_refused' },
 );
+
+const LoggedOutcome = Type.Union(
+  loggedOutcomeKinds.map((k) => Type.Literal(k)),
+  {
+    description: 'delivered (200), non_200, timeout, refused (connect error), tls_error, reset (socket closed), ssrf_refused; '
+      + 'dropped: never sent, the dispatcher dropped the report (drop_reason says why)',
+  },
+);
+
+const dropReasonDescription = 'throttled (queue full), paused (endpoint paused after a failure), discarded (pending when the endpoint was unreachable or the callback changed), overloaded (process-wide bound)';
 
 const CallbackUrl = Type.String({
   minLength: 1,
@@ -67,7 +77,7 @@ export const CountersSchema = Type.Object({
   unreachable: count,
   by_outcome: Type.Object(Object.fromEntries(deliveryOutcomeKinds.map((k) => [k, count]))),
   dropped: Type.Object(Object.fromEntries(dropReasons.map((r) => [r, count])), {
-    description: 'throttled (queue full), paused (endpoint paused after a failure), discarded (pending when the endpoint was unreachable or the callback changed), overloaded (process-wide bound)',
+    description: `Reports not sent, by reason: ${dropReasonDescription}. Each is in the delivery log too (outcome dropped) unless the log's queue was full`,
   }),
 });
 
@@ -107,11 +117,14 @@ const LoggedAttemptFields = {
   ts: Type.Integer({ description: 'Unix ms when the attempt ended' }),
   ts_iso: Type.String(),
   webhook_id: Type.String({ description: 'The webhook-id header sent; a resend keeps the id of the report it resends' }),
-  url: Type.String({ description: 'Where the report was POSTed' }),
-  outcome: Outcome,
+  url: Type.String({ description: 'Where the report was POSTed (for a dropped report: where it would have been)' }),
+  outcome: LoggedOutcome,
+  drop_reason: Type.Union([...dropReasons.map((r) => Type.Literal(r)), Type.Null()], {
+    description: `Why a dropped report was not sent (outcome dropped): ${dropReasonDescription}; null for an attempt that was sent`,
+  }),
   status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status received, or null when none' }),
-  latency_ms: Type.Integer({ minimum: 0, description: 'Milliseconds from sending to the response headers (or to the failure)' }),
-  detail: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (an error code, the redirect not followed), or null' }),
+  latency_ms: Type.Integer({ minimum: 0, description: 'Milliseconds from sending to the response headers (or to the failure); 0 when dropped' }),
+  detail: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (an error code, the redirect not followed, the drop reason), or null' }),
   resend_of: Type.Union([Type.String(), Type.Null()], { description: 'The attempt this one resent (POST …/resend), or null' }),
 };
 
@@ -134,17 +147,17 @@ export const LoggedAttemptDetailSchema = Type.Object({
   ),
   request: Type.Object(
     {
-      body: Type.String({ description: 'The exact body sent: the bytes a receiver verifies the signature over' }),
+      body: Type.String({ description: 'The exact body sent (dropped: that would have been sent): the bytes a receiver verifies the signature over' }),
       headers: Type.Object(
         {
           'webhook-id': Type.String(),
           'webhook-timestamp': Type.String({ description: 'Unix seconds when the request was signed' }),
           'webhook-signature': Type.String({ description: 'v1,<base64 HMAC-SHA256>, space-separated when two secrets sign (a rotation)' }),
         },
-        { description: 'The Standard Webhooks headers sent' },
+        { description: 'The Standard Webhooks headers sent (dropped: signed when dropped; the signature is empty when the callback was already removed)' },
       ),
     },
-    { description: 'What was POSTed, as sent' },
+    { description: 'What was POSTed, as sent (dropped: what would have been POSTed)' },
   ),
 });
 
@@ -157,7 +170,7 @@ export const LoggedAttemptCollection = Type.Object({
 });
 
 export const LoggedAttemptQuery = Type.Object({
-  outcome: Type.Optional(Outcome),
+  outcome: Type.Optional(LoggedOutcome),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Page size, 1-100 (default 50)' })),
   cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page (next_cursor of the previous one)' })),
 });

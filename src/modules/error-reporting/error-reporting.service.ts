@@ -9,7 +9,7 @@ import type { CallbackDispatcher, EndpointState } from './callback-dispatcher.js
 import type { DeliveryAttempt, DeliveryCounters } from './delivery-log.js';
 import type { DeliveryLogStore } from './delivery-log-store.js';
 import * as deliveryRepo from './delivery-log.repository.js';
-import type { DeliveryOutcomeKind } from './delivery-outcome.js';
+import type { LoggedOutcomeKind } from './delivery-outcome.js';
 import { sampleReport } from './error-report.js';
 import * as repo from './error-reporting.repository.js';
 import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
@@ -48,7 +48,7 @@ export interface LoggedAttemptPage {
 }
 
 export interface LoggedAttemptQuery {
-  outcome?: DeliveryOutcomeKind | undefined;
+  outcome?: LoggedOutcomeKind | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;
 }

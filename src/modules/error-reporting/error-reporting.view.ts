@@ -1,5 +1,6 @@
 import type { DeliveryRow, DeliverySummaryRow } from './delivery-log.repository.js';
-import type { DeliveryOutcomeKind } from './delivery-outcome.js';
+import { isDropReason } from './delivery-log.js';
+import type { LoggedOutcomeKind } from './delivery-outcome.js';
 import type {
   DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
 } from './error-reporting.schema.js';
@@ -65,7 +66,9 @@ export const loggedAttemptView = (row: DeliverySummaryRow): LoggedAttemptView =>
   ts_iso: isoMicros(row.at),
   webhook_id: row.webhook_id,
   url: row.url,
-  outcome: row.outcome as DeliveryOutcomeKind,
+  outcome: row.outcome as LoggedOutcomeKind,
+  // A dropped report's reason is its detail.
+  drop_reason: row.outcome === 'dropped' && isDropReason(row.detail) ? row.detail : null,
   status: row.status,
   latency_ms: row.latency_ms,
   detail: row.detail,
