@@ -48,7 +48,17 @@ const toKeyInfo = (row: repo.ApiKeyRow): ApiKeyInfo => ({
 });
 
 /** 40 characters of URL-safe base64, like the platform's API keys. */
-const newKeySecret = () => randomBytes(30).toString('base64url');
+/**
+ * A new API key's secret: 40 URL-safe characters. Never one starting with '-': a key is pasted
+ * into command lines (`playline sign --key <key>`), where a leading '-' reads as an option
+ * (`-V...` printed the CLI's version instead of signing).
+ */
+export const newKeySecret = (): string => {
+  for (;;) {
+    const secret = randomBytes(30).toString('base64url');
+    if (!secret.startsWith('-')) return secret;
+  }
+};
 
 /** Workspaces and their API keys; used by the admin API, the CLI and authentication. */
 export class WorkspaceService {
