@@ -67,6 +67,37 @@ local function hdelWhere(k, fields, dead)
   return #doomed
 end
 
+-- Drops the marks of a session-marks hash (`s:` fields hold three marks, the others one) that
+-- `live(second)` no longer keeps; rewrites the fields that keep some. Returns the fields deleted.
+local function pruneMarks(key, live)
+  local flat = redis.call('HGETALL', key)
+  local gone, kept = {}, {}
+  for j = 1, #flat, 2 do
+    local field, value = flat[j], flat[j + 1]
+    if string.sub(field, 1, 2) == 's:' then
+      local m = decodeMarks(value)
+      local changed = false
+      for x = 1, 3 do
+        if m[x] ~= NONE and not live(m[x]) then
+          m[x] = NONE
+          changed = true
+        end
+      end
+      if m[1] == NONE and m[2] == NONE and m[3] == NONE then gone[#gone + 1] = field
+      elseif changed then
+        kept[#kept + 1] = field
+        kept[#kept + 1] = encodeMarks(m)
+      end
+    elseif not live(tonumber(value)) then
+      gone[#gone + 1] = field
+    end
+  end
+  local removed = hdelWhere(key, gone, function() return true end)
+  if #kept > 0 then hsetChunks(key, kept) end
+  return removed
+end
+
+
 if mode == 'pruneAssets' then
   local ref = tonumber(ARGV[3])
   local refSecond = secondOf(ref)
@@ -97,30 +128,7 @@ if mode == 'pruneAssets' then
       removed[2] = removed[2] + hdelWhere(k, detail, function() return true end)
       removed[2] = removed[2] + hdelWhere(hk, redis.call('HKEYS', hk), function(f) return tonumber(f) < historyFirst end)
       removed[2] = removed[2] + hdelWhere(qk, redis.call('HKEYS', qk), function(f) return tonumber(f) < historyFirst end)
-      local flat = redis.call('HGETALL', sk)
-      local gone, kept = {}, {}
-      for j = 1, #flat, 2 do
-        local field, value = flat[j], flat[j + 1]
-        if string.sub(field, 1, 2) == 's:' then
-          local m = decodeMarks(value)
-          local changed = false
-          for x = 1, 3 do
-            if m[x] ~= NONE and not isLive(A, m[x], refSecond) then
-              m[x] = NONE
-              changed = true
-            end
-          end
-          if m[1] == NONE and m[2] == NONE and m[3] == NONE then gone[#gone + 1] = field
-          elseif changed then
-            kept[#kept + 1] = field
-            kept[#kept + 1] = encodeMarks(m)
-          end
-        elseif not isLive(A, tonumber(value), refSecond) then
-          gone[#gone + 1] = field
-        end
-      end
-      removed[3] = removed[3] + hdelWhere(sk, gone, function() return true end)
-      if #kept > 0 then hsetChunks(sk, kept) end
+      removed[3] = removed[3] + pruneMarks(sk, function(second) return isLive(A, second, refSecond) end)
     end
   end
   return removed
@@ -137,30 +145,7 @@ if mode == 'pruneOwner' then
   n = n + hdelWhere(ohk, redis.call('HKEYS', ohk), function(f) return tonumber(f) < historyFirst end)
   n = n + hdelWhere(oqk, redis.call('HKEYS', oqk), function(f) return tonumber(f) < historyFirst end)
   -- Workspace-only marks: live while inside the summary of a batch received at ref or later (workspace-marks.ts).
-  local flat = redis.call('HGETALL', omk)
-  local dead, kept = {}, {}
-  for j = 1, #flat, 2 do
-    local field, value = flat[j], flat[j + 1]
-    if string.sub(field, 1, 2) == 's:' then
-      local m = decodeMarks(value)
-      local changed = false
-      for x = 1, 3 do
-        if m[x] ~= NONE and m[x] <= refSecond - WINDOW then
-          m[x] = NONE
-          changed = true
-        end
-      end
-      if m[1] == NONE and m[2] == NONE and m[3] == NONE then dead[#dead + 1] = field
-      elseif changed then
-        kept[#kept + 1] = field
-        kept[#kept + 1] = encodeMarks(m)
-      end
-    elseif tonumber(value) <= refSecond - WINDOW then
-      dead[#dead + 1] = field
-    end
-  end
-  local marks = hdelWhere(omk, dead, function() return true end)
-  if #kept > 0 then hsetChunks(omk, kept) end
+  local marks = pruneMarks(omk, function(second) return second > refSecond - WINDOW end)
   redis.call('ZREMRANGEBYSCORE', expiryKey(o), '-inf', '(' .. fmt(ref))
   local gone = 0
   if redis.call('ZCARD', rankKey(o)) == 0 and redis.call('HLEN', ok) == 0 and redis.call('HLEN', ohk) == 0 and redis.call('HLEN', oqk) == 0 and redis.call('HLEN', omk) == 0 then
