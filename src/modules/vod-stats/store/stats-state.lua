@@ -314,6 +314,18 @@ local function hsetChunks(key, pairsList)
   end
 end
 
+-- The changed session marks of an asset or a workspace (its `ds` set of fields), as field/value
+-- pairs for HSET: three marks encoded together, or one second.
+local function dirtyMarks(X)
+  local marks = {}
+  for field in pairs(X.ds) do
+    local m = X.s[field]
+    marks[#marks + 1] = field
+    if type(m) == 'table' then marks[#marks + 1] = encodeMarks(m) else marks[#marks + 1] = fmt(m) end
+  end
+  return marks
+end
+
 -- Writes back every asset and workspace the call touched; TTLs reclaim what prune misses.
 local function flush(at)
   for _, A in ipairs(touched) do
@@ -344,12 +356,7 @@ local function flush(at)
         qoe[#qoe + 1] = fmt(b[1]) .. ',' .. fmt(b[2]) .. ',' .. fmt(b[3]) .. ',' .. fmt(b[4])
       end
       if #qoe > 0 then hsetChunks(A.qk, qoe) end
-      local marks = {}
-      for field in pairs(A.ds) do
-        local m = A.s[field]
-        marks[#marks + 1] = field
-        if type(m) == 'table' then marks[#marks + 1] = encodeMarks(m) else marks[#marks + 1] = fmt(m) end
-      end
+      local marks = dirtyMarks(A)
       if #marks > 0 then hsetChunks(A.sk, marks) end
       if A.wipe or member ~= A.rk0 or A.wn ~= A.wn0 then
         if A.rk0 and not A.wipe and member ~= A.rk0 then redis.call('ZREM', rk, A.rk0) end
@@ -368,12 +375,7 @@ local function flush(at)
   end
   for _, O in ipairs(ownerList) do
     redis.call('SADD', P .. 'owners', O.o)
-    local marks = {}
-    for field in pairs(O.ds) do
-      local m = O.s[field]
-      marks[#marks + 1] = field
-      if type(m) == 'table' then marks[#marks + 1] = encodeMarks(m) else marks[#marks + 1] = fmt(m) end
-    end
+    local marks = dirtyMarks(O)
     if #marks > 0 then
       hsetChunks(O.mk, marks)
       redis.call('PEXPIRE', O.mk, OWNER_TTL)
