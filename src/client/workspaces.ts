@@ -1,7 +1,9 @@
 import type { ApiKeyView, WorkspaceView } from '../modules/workspaces/workspaces.schema.js';
+import type { ContentShareView, DeletedView } from '../modules/playback-edge/playback-edge.schema.js';
 import type { ClientCore } from './client.js';
 
 const KEYS = '/api/v4/workspace/keys';
+const SHARES = '/api/v4/workspace/shares';
 
 export class WorkspaceApi {
   constructor(private readonly core: ClientCore) {}
@@ -24,5 +26,28 @@ export class WorkspaceApi {
   /** Revokes a key of the workspace (not the one this client signs with: 409). */
   revokeKey(keyId: string): Promise<ApiKeyView> {
     return this.core.request<ApiKeyView>('DELETE', `${KEYS}/${encodeURIComponent(keyId)}`);
+  }
+
+  /** The workspaces this one shares its content (assets and live events) with: they may play it with `coid=<this workspace>`. */
+  async shares(): Promise<ContentShareView[]> {
+    return (await this.core.request<{ items: ContentShareView[] }>('GET', SHARES)).items;
+  }
+
+  /** The share with one workspace (404 when there is none). */
+  getShare(granteeId: string): Promise<ContentShareView> {
+    return this.core.request<ContentShareView>('GET', `${SHARES}/${encodeURIComponent(granteeId)}`);
+  }
+
+  /**
+   * Shares this workspace's content with another: its own signed URLs with `coid=<this workspace>`
+   * play this workspace's assets and live events (private-asset entries still decide for their assets).
+   */
+  share(granteeId: string): Promise<ContentShareView> {
+    return this.core.request<ContentShareView>('PUT', `${SHARES}/${encodeURIComponent(granteeId)}`);
+  }
+
+  /** Stops sharing with a workspace: its URLs naming this workspace in `coid` answer 102 again. */
+  unshare(granteeId: string): Promise<DeletedView> {
+    return this.core.request<DeletedView>('DELETE', `${SHARES}/${encodeURIComponent(granteeId)}`);
   }
 }

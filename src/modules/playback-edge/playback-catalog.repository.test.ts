@@ -7,6 +7,7 @@ import { sequentialIds } from '../../platform/ids.js';
 import { SecretBox } from '../../platform/secret-box.js';
 import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
+import { deleteWorkspaceRows } from './playback-edge.repository.js';
 
 const box = new SecretBox(Buffer.alloc(32, 3));
 
@@ -68,6 +69,35 @@ for (const engine of await testEngines()) {
       await catalog.deletePrivateAsset(mine, 'film');
       await assert.rejects(catalog.deletePrivateAsset(mine, 'film'), (e: AppError) => e.code === 'not_found');
       assert.equal(await directory.adConfig(mine, 'pre'), undefined);
+    });
+
+    test('shares: one way, cached by the directory, forgotten at once on a local change and within a second on another\'s; deleting a workspace removes those it gave and got', async () => {
+      const third = 'c'.repeat(32);
+      await s.storage.db.insertInto('workspaces').values({ id: third, name: 'c', created_at: 1 }).execute();
+      assert.equal(await directory.sharesWith(mine, theirs), false, 'private by default');
+      assert.deepEqual(await catalog.putShare(mine, theirs), { created: true, share: { owner: mine, granteeId: theirs, createdAt: clock.now() } });
+      assert.equal((await catalog.putShare(mine, theirs)).created, false);
+      assert.equal(await directory.sharesWith(mine, theirs), true, 'a local change shows at once');
+      assert.equal(await directory.sharesWith(theirs, mine), false, 'one way');
+      await assert.rejects(catalog.putShare(mine, mine), (e: AppError) => e.code === 'unprocessable');
+      await assert.rejects(catalog.putShare(mine, 'z'.repeat(32)), (e: AppError) => e.code === 'not_found');
+
+      // Another process (the CLI, another instance) removes it: this directory reads it again after its second.
+      const elsewhere = new PlaybackCatalogService({ db: s.storage.db, box, clock, ids: sequentialIds() });
+      await elsewhere.deleteShare(mine, theirs);
+      assert.equal(await directory.sharesWith(mine, theirs), true, 'cached');
+      clock.advance(1000);
+      assert.equal(await directory.sharesWith(mine, theirs), false, 'read again after a second');
+      await assert.rejects(catalog.deleteShare(mine, theirs), (e: AppError) => e.code === 'not_found');
+
+      await catalog.putShare(mine, theirs);
+      await catalog.putShare(theirs, mine);
+      await catalog.putShare(theirs, third);
+      assert.deepEqual((await catalog.listShares(theirs)).map((x) => x.granteeId), [mine, third]);
+      assert.equal(await deleteWorkspaceRows(s.storage.db, mine), 2, 'the share it gave and the one it got');
+      directory.invalidate(mine);
+      assert.equal(await directory.sharesWith(theirs, mine), false);
+      assert.deepEqual((await catalog.listShares(theirs)).map((x) => x.granteeId), [third], 'shares between others stay');
     });
   });
 }

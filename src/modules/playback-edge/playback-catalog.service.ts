@@ -5,7 +5,7 @@ import { AppError } from '../../platform/errors.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { DrmProviderName } from './drm-provider.js';
-import type { AdConfig, AdConfigInput, AppKey, CreatedAppKey, DrmPolicy, PrivateAsset } from './playback-catalog.js';
+import type { AdConfig, AdConfigInput, AppKey, ContentShare, CreatedAppKey, DrmPolicy, PrivateAsset } from './playback-catalog.js';
 import * as repo from './playback-edge.repository.js';
 
 export interface PlaybackCatalogDeps {
@@ -57,6 +57,8 @@ export const toPrivateAsset = (row: repo.PrivateAssetRow): PrivateAsset => ({
   updatedAt: row.updated_at,
 });
 
+const toShare = (row: repo.ShareRow): ContentShare => ({ owner: row.workspace_id, granteeId: row.grantee_id, createdAt: Number(row.created_at) });
+
 /** SQLite and PostgreSQL both refuse a duplicate key with their own error code. */
 const isUniqueViolation = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -65,7 +67,8 @@ const isUniqueViolation = (err: unknown): boolean => {
 
 /**
  * The playback configuration a workspace manages: application keys (versioned signing
- * secrets), ad configurations, DRM policies and private assets. Everything is scoped by owner.
+ * secrets), ad configurations, DRM policies, private assets and the workspaces it shares its
+ * content with. Everything is scoped by owner.
  */
 export class PlaybackCatalogService {
   private readonly newSecret: () => string;
@@ -213,5 +216,37 @@ export class PlaybackCatalogService {
   async deletePrivateAsset(owner: string, assetId: string): Promise<void> {
     if ((await repo.deletePrivateAsset(this.deps.db, owner, assetId)) === 0) throw new AppError('not_found', `Asset ${assetId} is not private`);
     this.changed(owner);
+  }
+
+  /** The workspaces `owner` shares its content with. */
+  async listShares(owner: string): Promise<ContentShare[]> {
+    return (await repo.listShares(this.deps.db, owner)).map(toShare);
+  }
+
+  async getShare(owner: string, granteeId: string): Promise<ContentShare> {
+    const row = await repo.findShare(this.deps.db, owner, granteeId);
+    if (!row) throw new AppError('not_found', `Your content is not shared with workspace ${granteeId}`);
+    return toShare(row);
+  }
+
+  /**
+   * Lets workspace `granteeId` play `owner`'s content (assets and live events) with its own signed
+   * URLs (`coid`); `created` false when it already could. Private-asset entries still decide for
+   * their assets.
+   */
+  async putShare(owner: string, granteeId: string): Promise<{ share: ContentShare; created: boolean }> {
+    if (granteeId === owner) throw new AppError('unprocessable', 'A workspace always plays its own content: share with another workspace');
+    if (!(await repo.workspaceExists(this.deps.db, granteeId))) throw new AppError('not_found', `Workspace ${granteeId} does not exist`);
+    const created = await repo.insertShare(this.deps.db, { workspace_id: owner, grantee_id: granteeId, created_at: this.deps.clock.now() });
+    this.changed(owner);
+    return { share: await this.getShare(owner, granteeId), created };
+  }
+
+  /** Stops sharing with `granteeId`: its URLs naming `owner` in `coid` answer 102 again (sessions already playing run until their URL expires). */
+  async deleteShare(owner: string, granteeId: string): Promise<ContentShare> {
+    const share = await this.getShare(owner, granteeId);
+    await repo.deleteShare(this.deps.db, owner, granteeId);
+    this.changed(owner);
+    return share;
   }
 }

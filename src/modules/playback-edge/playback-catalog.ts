@@ -57,6 +57,13 @@ export interface PrivateAsset {
   updatedAt: number;
 }
 
+/** Workspace `owner` lets workspace `granteeId` play its content (assets and live events) with `coid`. */
+export interface ContentShare {
+  owner: string;
+  granteeId: string;
+  createdAt: number;
+}
+
 /** Why an ad configuration cannot serve ads yet (empty: it is set up). */
 export function adConfigProblems(config: Pick<AdConfig, 'adServerUrl' | 'adAssetIds'>): string[] {
   const problems: string[] = [];
@@ -84,4 +91,18 @@ export interface PlaybackDirectory {
   adConfig(owner: string, name: string): Promise<AdConfig | undefined>;
   drmPolicy(owner: string, name: string): Promise<DrmPolicy | undefined>;
   privateAsset(owner: string, assetId: string): Promise<PrivateAsset | undefined>;
+  /** Whether `owner` shares its content with workspace `granteeId` (a workspace-level share). */
+  sharesWith(owner: string, granteeId: string): Promise<boolean>;
+}
+
+/**
+ * Whether workspace `player` may play `contentId` of workspace `contentOwner` with its own signed
+ * URLs (`coid`). Content is private to its workspace by default: a private-asset entry for the
+ * content decides alone (the workspaces it lists), else the owner's workspace-level share.
+ */
+export async function mayPlayAcross(directory: PlaybackDirectory, contentOwner: string, player: string, contentId: string): Promise<boolean> {
+  if (contentOwner === player) return true;
+  const entry = await directory.privateAsset(contentOwner, contentId);
+  if (entry) return entry.sharedWith.includes(player);
+  return directory.sharesWith(contentOwner, player);
 }

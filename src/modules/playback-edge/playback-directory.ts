@@ -74,6 +74,11 @@ export class StoredPlaybackDirectory implements PlaybackDirectory {
     });
   }
 
+  sharesWith(owner: string, granteeId: string): Promise<boolean> {
+    // Ends in \u0000 too: forgetting either workspace (a share given or received) drops it.
+    return this.cached(`s\u0000${owner}\u0000${granteeId}\u0000`, async () => (await repo.findShare(this.deps.db, owner, granteeId)) !== undefined);
+  }
+
   /** Forgets what is cached for an owner (after a change through this process). */
   invalidate(owner: string): void {
     const marker = `\u0000${owner}\u0000`;

@@ -66,8 +66,29 @@ export const playbackAdAssetsMigration: Migration = {
   },
 };
 
+/**
+ * Workspace-level shares ('0502_playback_shares'): content became private to its workspace by
+ * default, and a workspace names the workspaces that may play its content with `coid`.
+ */
+export const playbackSharesMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('playback_shares')
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('grantee_id', 'varchar(64)', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('playback_shares_pk', ['workspace_id', 'grantee_id'])
+      .execute();
+    await db.schema.createIndex('playback_shares_grantee').on('playback_shares').column('grantee_id').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('playback_shares').execute();
+  },
+};
+
 /** The playback edge's migrations by name (0500-0599, and 0701 taken when ad assets came with the library). */
 export const playbackEdgeMigrations: Record<string, Migration> = {
   '0500_playback_edge': playbackEdgeMigration,
+  '0502_playback_shares': playbackSharesMigration,
   '0701_playback_ad_assets': playbackAdAssetsMigration,
 };

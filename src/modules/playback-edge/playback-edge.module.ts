@@ -17,6 +17,7 @@ import { PlaybackCatalogService } from './playback-catalog.service.js';
 import { StoredPlaybackDirectory } from './playback-directory.js';
 import { playbackEdgeRoutes } from './playback-edge.routes.js';
 import { playbackCatalogRoutes } from './playback-catalog.routes.js';
+import { contentShareRoutes } from './content-shares.routes.js';
 import { deleteWorkspaceRows } from './playback-edge.repository.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import { PlaybackEdgeService } from './playback-edge.service.js';
@@ -231,7 +232,10 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
   };
   const parts: ModuleParts = {
     name: 'playback_edge',
-    apiRoutes: (api) => playbackCatalogRoutes(api, { catalog, drm }),
+    apiRoutes: async (api) => {
+      await playbackCatalogRoutes(api, { catalog, drm });
+      await contentShareRoutes(api, catalog);
+    },
     rootRoutes: (root) => playbackEdgeRoutes(root, { service, sessions, refusalLimit }),
     work: [work],
     workspaceData: [{ name: 'playback_catalog', deleteRows: deleteWorkspaceRows, forget: async (owner) => directory.invalidate(owner) }],

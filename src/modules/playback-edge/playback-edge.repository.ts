@@ -1,12 +1,13 @@
 import type { Db } from '../../platform/db/database.js';
 import type {
-  PlaybackAdConfigTable, PlaybackAppKeyTable, PlaybackDrmPolicyTable, PlaybackPrivateAssetTable,
+  PlaybackAdConfigTable, PlaybackAppKeyTable, PlaybackDrmPolicyTable, PlaybackPrivateAssetTable, PlaybackShareTable,
 } from './playback-edge.tables.js';
 
 export type AppKeyRow = PlaybackAppKeyTable;
 export type AdConfigRow = PlaybackAdConfigTable;
 export type DrmPolicyRow = PlaybackDrmPolicyTable;
 export type PrivateAssetRow = PlaybackPrivateAssetTable;
+export type ShareRow = PlaybackShareTable;
 
 // Application keys: every version of a name, oldest first.
 
@@ -111,11 +112,42 @@ export const deletePrivateAsset = async (db: Db, owner: string, assetId: string)
   return Number(result.numDeletedRows);
 };
 
-/** Deletes the whole playback catalogue of a workspace (deleting the workspace); rows deleted. */
+// Workspace-level shares.
+
+/** Inserts a share; false when it existed already. */
+export const insertShare = async (db: Db, row: ShareRow): Promise<boolean> => {
+  const result = await db.insertInto('playback_shares').values(row).onConflict((oc) => oc.columns(['workspace_id', 'grantee_id']).doNothing()).executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+};
+
+export const findShare = (db: Db, owner: string, granteeId: string) =>
+  db.selectFrom('playback_shares').selectAll().where('workspace_id', '=', owner).where('grantee_id', '=', granteeId).executeTakeFirst();
+
+/** The workspaces `owner` shares its content with, oldest share first. */
+export const listShares = (db: Db, owner: string) =>
+  db.selectFrom('playback_shares').selectAll().where('workspace_id', '=', owner).orderBy('created_at').orderBy('grantee_id').execute();
+
+export const deleteShare = async (db: Db, owner: string, granteeId: string): Promise<number> => {
+  const result = await db.deleteFrom('playback_shares').where('workspace_id', '=', owner).where('grantee_id', '=', granteeId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+};
+
+/** Whether `id` is a workspace (a share names an existing one). */
+export const workspaceExists = async (db: Db, id: string): Promise<boolean> =>
+  (await db.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+
+/**
+ * Deletes the whole playback catalogue of a workspace (deleting the workspace), the shares it
+ * gave and the shares it was given; rows deleted.
+ */
 export async function deleteWorkspaceRows(db: Db, owner: string): Promise<number> {
   let rows = 0;
   for (const table of ['playback_app_keys', 'playback_ad_configs', 'playback_drm_policies', 'playback_private_assets'] as const) {
     rows += Number((await db.deleteFrom(table).where('workspace_id', '=', owner).executeTakeFirst()).numDeletedRows);
   }
-  return rows;
+  const shares = await db
+    .deleteFrom('playback_shares')
+    .where((eb) => eb.or([eb('workspace_id', '=', owner), eb('grantee_id', '=', owner)]))
+    .executeTakeFirst();
+  return rows + Number(shares.numDeletedRows);
 }

@@ -87,7 +87,7 @@ export const PrivateAssetSchema = Type.Object({
   '@id': Type.String(),
   '@type': Type.Literal('PlaybackPrivateAsset'),
   asset_id: Type.String(),
-  shared_with: Type.Array(Type.String(), { description: 'Workspaces that may play it with `coid=<your workspace>` (others get 102)' }),
+  shared_with: Type.Array(Type.String(), { description: 'The only workspaces that may play it with `coid=<your workspace>`, whatever your workspace-level shares (others get 102)' }),
   ...Times,
 });
 
@@ -97,12 +97,26 @@ export const PutPrivateAssetBody = Type.Object(
 );
 export const PrivateAssetParams = Type.Object({ asset_id: Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH }) });
 
+// Workspace-level shares (content is private to its workspace unless shared)
+
+export const WorkspaceIdSchema = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$', description: 'A workspace id: 1-64 of A-Z a-z 0-9 _ -' });
+
+export const ContentShareSchema = Type.Object({
+  '@id': Type.String(),
+  '@type': Type.Literal('ContentShare'),
+  workspace_id: Type.String({ description: 'Your workspace: the owner of the content' }),
+  grantee_id: Type.String({ description: 'The workspace that may play your assets and live events with its own signed URLs and `coid=<your workspace>`' }),
+  created_at: Type.Integer({ description: 'Unix milliseconds' }),
+});
+export const ContentShareParams = Type.Object({ grantee_id: WorkspaceIdSchema });
+
 export const DeletedSchema = Type.Object({ '@id': Type.String(), '@type': Type.String(), message: Type.Literal('Deleted') });
 
 export const AppKeyCollection = collectionOf(AppKeySchema);
 export const AdConfigCollection = collectionOf(AdConfigSchema);
 export const DrmPolicyCollection = collectionOf(DrmPolicySchema);
 export const PrivateAssetCollection = collectionOf(PrivateAssetSchema);
+export const ContentShareCollection = collectionOf(ContentShareSchema);
 
 // The playback route
 
@@ -122,7 +136,7 @@ export const PlayQuery = Type.Object(
     kv: param('Application key version (unknown or revoked: 120)'),
     extsid: param('External session id (a bad signature with it is 109)'),
     ip: param('Client IP the URL is bound to (other: 111)'),
-    coid: param('Content owner when playing another workspace\'s asset (private and not shared: 102)'),
+    coid: param('Content owner, to play another workspace\'s asset or live event: it plays only if that workspace shares its content with yours (its PUT /api/v4/workspace/shares/<your id>), or, for an asset with a private-asset entry, only if the entry lists yours (else 102)'),
     pbs: param('Playback session id, single use (malformed: 128, reused: 127)'),
     dur: param('Longest playback: seconds or h:mm:ss (else 100)'),
     ts: param('Live event timeline start, Unix seconds (else 115)'),
@@ -146,6 +160,7 @@ export type AppKeyView = Static<typeof AppKeySchema>;
 export type AdConfigView = Static<typeof AdConfigSchema>;
 export type DrmPolicyView = Static<typeof DrmPolicySchema>;
 export type PrivateAssetView = Static<typeof PrivateAssetSchema>;
+export type ContentShareView = Static<typeof ContentShareSchema>;
 export type PutAdConfigInput = Static<typeof PutAdConfigBody>;
 export type PutDrmPolicyInput = Static<typeof PutDrmPolicyBody>;
 export type DeletedView = Static<typeof DeletedSchema>;

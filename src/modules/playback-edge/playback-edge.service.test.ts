@@ -30,6 +30,7 @@ const directory = (overrides: Partial<PlaybackDirectory> = {}): PlaybackDirector
   adConfig: (_o, name) => Promise.resolve(name === 'pre' ? adConfig : undefined),
   drmPolicy: () => Promise.resolve(undefined),
   privateAsset: () => Promise.resolve(undefined),
+  sharesWith: () => Promise.resolve(false),
   ...overrides,
 });
 

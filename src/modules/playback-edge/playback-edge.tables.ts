@@ -44,11 +44,23 @@ export interface PlaybackPrivateAssetTable {
   updated_at: number;
 }
 
+/**
+ * A workspace-level share: workspace `workspace_id` lets workspace `grantee_id` play its content
+ * (assets and live events) with the grantee's own signed URLs (`coid=<workspace_id>`). Without
+ * one, content is private to its workspace; a private-asset entry overrides it for its asset.
+ */
+export interface PlaybackShareTable {
+  workspace_id: string;
+  grantee_id: string;
+  created_at: number;
+}
+
 export interface PlaybackEdgeTables {
   playback_app_keys: PlaybackAppKeyTable;
   playback_ad_configs: PlaybackAdConfigTable;
   playback_drm_policies: PlaybackDrmPolicyTable;
   playback_private_assets: PlaybackPrivateAssetTable;
+  playback_shares: PlaybackShareTable;
 }
 
 // The module adds its tables to the database's type itself, so platform/db names no module.

@@ -1,7 +1,7 @@
 import type { IdGenerator } from '../../platform/ids.js';
 import type { EdgeEvent } from './edge-events.js';
 import type { MediaLibrary } from './media-library.js';
-import type { PlaybackDirectory } from './playback-catalog.js';
+import { mayPlayAcross, type PlaybackDirectory } from './playback-catalog.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import type { PlaybackFailure } from './playback-failure.js';
 
@@ -77,7 +77,7 @@ export class PlaybackRefusals {
       asset_id: r.assetId,
       session_id: r.session ?? this.deps.ids.uuid(),
       ts: r.ts,
-      ...((await this.workspaceOnly(r.library ?? owner, r.assetId)) ? { workspace_only: true as const } : {}),
+      ...((await this.workspaceOnly(await this.libraryOf(r, owner), r.assetId)) ? { workspace_only: true as const } : {}),
     };
     const error: EdgeEvent = {
       type: 'error',
@@ -91,6 +91,23 @@ export class PlaybackRefusals {
     };
     this.deps.events.emit(r.countsRequest ? [{ type: 'request', ...base }, error] : [error]);
     return { owner };
+  }
+
+  /**
+   * The library the refused content would come from: another workspace's (`coid`) only when it
+   * shares that content with the owner, else the owner's own. So a refused play of unshared
+   * content counts for the workspace only, and the owner's statistics never tell whether the
+   * other workspace holds that asset.
+   */
+  private async libraryOf(r: Refusal, owner: string): Promise<string> {
+    const library = r.library ?? owner;
+    if (library === owner) return owner;
+    try {
+      return (await mayPlayAcross(this.deps.directory, library, owner, r.assetId)) ? library : owner;
+    } catch (error) {
+      this.deps.onError?.('share lookup failed', error);
+      return owner;
+    }
   }
 
   /** Refusals of assets the library does not hold count for the workspace only, never as a new asset. */

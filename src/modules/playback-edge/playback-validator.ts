@@ -3,7 +3,7 @@ import { signaturesEqual } from '../../platform/auth/v4-signature.js';
 import type { DrmProvider } from './drm-provider.js';
 import type { LiveLibrary, LiveWindow } from './live-library.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
-import { adConfigProblems, type AdConfig, type PlaybackDirectory } from './playback-catalog.js';
+import { adConfigProblems, mayPlayAcross, type AdConfig, type PlaybackDirectory } from './playback-catalog.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { parsePlaybackOptions, type PlaybackOptions } from './playback-params.js';
 import { contentTypeOf, playbackSignature, TOKEN_VERSION, type ContentKind, type PlaybackQuery } from './playback-token.js';
@@ -182,10 +182,10 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
   const ip = p.get('ip');
   if (ip !== undefined && normalIp(ip) !== normalIp(req.clientIp)) return failure(111, 403, 'the URL is bound to another IP address');
 
+  // Content is private to its workspace: another's plays only when its owner shared it with this one.
   const contentOwner = p.get('coid');
-  if (contentOwner !== undefined && contentOwner !== owner) {
-    const shared = await deps.directory.privateAsset(contentOwner, req.contentId);
-    if (shared && !shared.sharedWith.includes(owner)) return failure(102, 403, 'the content is private and not shared with this workspace');
+  if (contentOwner !== undefined && !(await mayPlayAcross(deps.directory, contentOwner, owner, req.contentId))) {
+    return failure(102, 403, 'the content owner (coid) has not shared this content with this workspace');
   }
 
   const content = await contentOf(req, options, contentOwner ?? owner, now, deps.library, deps.live);
