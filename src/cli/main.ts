@@ -13,6 +13,7 @@ import { simulateCommand } from './simulate.command.js';
 import { clusterCommand } from './cluster.command.js';
 import { assetsCommand } from './assets.command.js';
 import { slicersCommand } from './slicers.command.js';
+import { sharesCommand } from './shares.command.js';
 import { ingestGrantsCommand } from './ingest-grants.command.js';
 import { apiCommand } from './api.command.js';
 import { loginCommand, logoutCommand } from './login.command.js';
@@ -34,7 +35,8 @@ Examples:
   playline api GET /api/v4/workspace                send a signed request, print the answer
   playline sign /api/v4/workspace                   print a signed curl command
   playline assets upload movie.mp4 --wait           upload media to a running server, packaged to HLS
-  playline slicers rotate-key <slicer id>           replace a slicer's stream key, print its new ingest URL`);
+  playline slicers rotate-key <slicer id>           replace a slicer's stream key, print its new ingest URL
+  playline shares add <workspace id>                let that workspace play your content (coid=<your id>)`);
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
@@ -48,6 +50,7 @@ Examples:
   program.addCommand(clusterCommand());
   program.addCommand(assetsCommand());
   program.addCommand(slicersCommand());
+  program.addCommand(sharesCommand());
   program.addCommand(deliveriesCommand());
   program.addCommand(callbackCommand());
   program.addCommand(backupCommand());

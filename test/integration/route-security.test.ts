@@ -120,6 +120,29 @@ describe('route security, for every route of the app', () => {
         unchanged: privateAssets.unchanged,
       },
     };
+    // B shares its content with a workspace of its own choosing: A neither sees nor removes that share.
+    const sharedBy = async () => {
+      const grantee = await t.runtime.workspaces.createWorkspace(unique('partner-of-b'));
+      await b.workspace.share(grantee.id);
+      return { grantee_id: grantee.id };
+    };
+    let bSharesBefore = '';
+    const shareCases = {
+      'GET /api/v4/workspace/shares/:grantee_id': { params: sharedBy },
+      'DELETE /api/v4/workspace/shares/:grantee_id': { params: sharedBy },
+      // A's PUT naming the same grantee makes A's own share, never changes B's.
+      'PUT /api/v4/workspace/shares/:grantee_id': {
+        params: async () => {
+          const params = await sharedBy();
+          bSharesBefore = JSON.stringify(await b.workspace.shares());
+          return params;
+        },
+        unchanged: async () => {
+          const now = JSON.stringify(await b.workspace.shares());
+          return now === bSharesBefore ? undefined : `${bSharesBefore} became ${now}`;
+        },
+      },
+    };
     // Without ffmpeg the asset library answers 503 media_tools_missing to every signed call.
     const mediaTools = t.runtime.assets.tools()?.available === true;
     const asset = async () => (mediaTools ? (await b.assets.upload(Readable.from([Buffer.from('not media, but an upload')]))).id : 'f'.repeat(32));
@@ -151,6 +174,7 @@ describe('route security, for every route of the app', () => {
       ...slicerCases,
       ...syndicationCases,
       ...playbackCases,
+      ...shareCases,
       ...assetCases,
       ...errorReportingCases,
     };

@@ -11,7 +11,7 @@ import { mediaRootOf } from '../../src/platform/media/media-root.js';
 const OWNED_TABLES = [
   'api_keys', 'syndication_targets', 'syndication_schedules', 'syndication_clipping_profiles', 'managed_slicers', 'managed_slicer_tasks',
   'playback_app_keys', 'playback_ad_configs', 'playback_drm_policies', 'playback_private_assets', 'error_reporting_settings',
-  'assets', 'ingest_grants',
+  'assets', 'ingest_grants', 'playback_shares',
 ] as const;
 
 const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> => {
@@ -49,6 +49,8 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
       const grantee = app.other.workspace.id === owner ? app.workspace.id : app.other.workspace.id;
       const granted = await app.app.inject({ method: 'PUT', url: `/api/v4/admin/workspaces/${owner}/ingest-grants/${grantee}`, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
       assert.ok(granted.statusCode < 300, granted.body);
+      // Each of the two workspaces shares its content with the other: deletion removes the share given and the one got.
+      await send('PUT', `/api/v4/workspace/shares/${grantee}`);
       await send('PUT', '/api/v4/error-reporting/settings', { callback_url: receiver.url, enabled: true });
       const now = app.clock.now();
       const events = [
@@ -82,7 +84,7 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
       assert.equal(otherStatsBefore.status, 200);
       const populated = Object.entries(await rowsOf(t.runtime.storage.db, owner)).filter(([, n]) => n > 0).map(([table]) => table);
       const media = t.runtime.assets.tools()?.available ? ['assets'] : [];
-      for (const table of ['api_keys', 'syndication_targets', 'syndication_schedules', 'managed_slicers', 'managed_slicer_tasks', 'playback_app_keys', 'playback_ad_configs', 'error_reporting_settings', 'ingest_grants', ...media]) {
+      for (const table of ['api_keys', 'syndication_targets', 'syndication_schedules', 'managed_slicers', 'managed_slicer_tasks', 'playback_app_keys', 'playback_ad_configs', 'error_reporting_settings', 'ingest_grants', 'playback_shares', ...media]) {
         assert.ok(populated.includes(table), `${table} holds rows of the workspace first`);
       }
       assert.ok((await t.runtime.vodStats.store.ownerIds()).includes(owner));
@@ -104,8 +106,10 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
       const refused = await t.client.core.send('GET', '/api/v4/workspace');
       assert.equal(refused.status, 401, 'its keys no longer sign');
 
-      // The other workspace keeps everything but the grant it gave to the deleted one.
-      assert.deepEqual(await rowsOf(t.runtime.storage.db, other), { ...otherRowsBefore, ingest_grants: 0 });
+      // The other workspace keeps everything but the grant and the share it gave to the deleted one.
+      assert.deepEqual(await rowsOf(t.runtime.storage.db, other), { ...otherRowsBefore, ingest_grants: 0, playback_shares: 0 });
+      const received = await t.runtime.storage.db.selectFrom('playback_shares').select('workspace_id').where('grantee_id', '=', owner).execute();
+      assert.deepEqual(received, [], 'no share names the deleted workspace');
       const otherStatsAfter = await t.other.client.core.send('GET', '/api/v4/monitoring/vod-stats/a1');
       assert.deepEqual([otherStatsAfter.status, otherStatsAfter.body], [otherStatsBefore.status, otherStatsBefore.body]);
     });
