@@ -18,6 +18,7 @@ import { bootstrapCredentials, startServerProcess, type ServerProcess } from '..
 const skip = browserSkip();
 const artifacts = artifactsDir();
 const WAIT = { timeout: 20_000 };
+const ADMIN_TOKEN = 'dashboard-e2e-admin-token-0123456789';
 
 const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
 /** [localStorage.length, sessionStorage.length] (the page's code, as a string: this file has no DOM types). */
@@ -39,7 +40,7 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.ok(existsSync(CHROMIUM), `PLAYLINE_REQUIRE_SERVICES=1 but Chromium is missing at ${CHROMIUM}`);
     // The server and the browser start side by side (each kept as it comes, for `after`).
     await Promise.all([
-      startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' }).then((started) => (server = started)),
+      startServerProcess({ PLAYLINE_DATA_DIR: dataDir, PLAYLINE_ADMIN_TOKEN: ADMIN_TOKEN, PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_SLICER_PROVISIONER: 'simulated', PLAYLINE_SLICER_PROVISION_MS: '100', PLAYLINE_PUBLISHER: 'simulated' }).then((started) => (server = started)),
       desktopBrowser(profile).then((launched) => (context = launched)),
     ]);
     ({ owner, key } = bootstrapCredentials(server));
@@ -309,6 +310,45 @@ describe('dashboard in Chromium', { skip }, () => {
     await assert.rejects(withNewKey.workspace.get(), /401/);
   });
 
+  test('sharing: a workspace added from the form is shared with (bad and unknown ids say why), stop sharing takes a second click', async () => {
+    const created = await fetch(`${server.url}/api/v4/admin/workspaces`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'partner' }),
+    });
+    assert.equal(created.status, 201);
+    const partner = ((await created.json()) as { id: string }).id;
+    await page.click('a[href="#shares"]');
+    await page.waitForSelector('#shares-empty:not([hidden])', WAIT);
+
+    const problemLine = '#view-shares p.problem:not([hidden])';
+    await page.fill('#share-grantee', 'not a workspace id');
+    await page.click('#share-add');
+    assert.match(String(await (await page.waitForSelector(problemLine, WAIT)).textContent()), /a workspace id is 1-64 of/);
+    await page.fill('#share-grantee', 'f'.repeat(32));
+    await page.click('#share-add');
+    await page.waitForSelector(`${problemLine}:has-text("does not exist")`, WAIT);
+    await page.fill('#share-grantee', owner);
+    await page.click('#share-add');
+    await page.waitForSelector(`${problemLine}:has-text("always plays its own content")`, WAIT);
+    assert.deepEqual(await client.workspace.shares(), [], 'nothing saved by the refused ones');
+
+    await page.fill('#share-grantee', partner);
+    await page.click('#share-add');
+    await page.waitForSelector(`#shares tr[data-key="${partner}"]`, WAIT);
+    assert.match(String(await page.textContent('#share-added')), new RegExp(`Shared with ${partner}: its URLs with coid=${owner} play`));
+    assert.deepEqual((await client.workspace.shares()).map((x) => x.grantee_id), [partner]);
+    assert.equal(await page.isVisible('#shares-empty'), false);
+    await page.screenshot({ path: join(artifacts, 'dashboard-shares.png'), fullPage: true });
+
+    await page.click(`#shares tr[data-key="${partner}"] button`);
+    await page.waitForSelector(`#shares tr[data-key="${partner}"] button:text-is("Confirm stop")`, WAIT);
+    assert.equal((await client.workspace.shares()).length, 1, 'the first click only asks');
+    await page.click(`#shares tr[data-key="${partner}"] button`);
+    await page.waitForSelector('#shares-empty:not([hidden])', WAIT);
+    assert.deepEqual(await client.workspace.shares(), []);
+  });
+
   test('slicers: create from the form, restart, rotate the stream key, delete', async () => {
     await page.click('a[href="#slicers"]');
     await page.waitForSelector('#slicer-region option[value="us-west-2"]', { ...WAIT, state: 'attached' });
@@ -409,6 +449,7 @@ describe('dashboard in Chromium', { skip }, () => {
       { hash: '#publishing', ready: '#targets tbody tr' },
       { hash: '#slicers', ready: '#slicer-tasks tbody tr' },
       { hash: '#keys', ready: '#keys tbody tr' },
+      { hash: '#shares', ready: '#share-form' },
     ];
     for (const width of [390, 1280]) {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });

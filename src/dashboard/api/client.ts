@@ -1,6 +1,6 @@
 import type { V4Signer } from './sign.js';
 import type {
-  ApiKey, CallbackDeliveries, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
+  ApiKey, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
   NewSchedule, NewSlicer, NewTarget, Region, Schedule, SchedulePatch, Slicer, SlicerCollection, SlicerTaskCollection, Target, TargetPatch,
   VodStats, VodStatsCollection, VodStatsSummary, Workspace,
 } from './types.js';
@@ -105,6 +105,10 @@ export class DashboardApi {
   keys = () => this.request<Collection<ApiKey>>('GET', '/workspace/keys');
   createKey = (label: string, kind: 'api' | 'ingest') => this.request<ApiKey>('POST', '/workspace/keys', { body: { label, kind } });
   revokeKey = (keyId: string) => this.request<ApiKey>('DELETE', `/workspace/keys/${encodeURIComponent(keyId)}`);
+
+  shares = () => this.request<Collection<ContentShare>>('GET', '/workspace/shares');
+  share = (granteeId: string) => this.request<ContentShare>('PUT', `/workspace/shares/${encodeURIComponent(granteeId)}`);
+  unshare = (granteeId: string) => this.request<unknown>('DELETE', `/workspace/shares/${encodeURIComponent(granteeId)}`);
 
   callbackSettings = () => this.request<CallbackSettings>('GET', '/error-reporting/settings');
   saveCallback = (callbackUrl: string, enabled: boolean) =>

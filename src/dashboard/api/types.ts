@@ -8,6 +8,7 @@ import type {
   HistoryPointBody, HistoryRange, VodStatsBody, VodStatsCollectionBody, VodStatsHistoryBody, VodStatsSummaryBody, StatsBody,
 } from '../../modules/vod-stats/vod-stats.schema.js';
 import type { ApiKeyView } from '../../modules/workspaces/workspaces.schema.js';
+import type { ContentShareView } from '../../modules/playback-edge/playback-edge.schema.js';
 import type {
   DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
 } from '../../modules/error-reporting/error-reporting.schema.js';
@@ -39,6 +40,7 @@ export type History = VodStatsHistoryBody;
 export type HistoryPoint = HistoryPointBody;
 export type { HistoryRange };
 export type ApiKey = ApiKeyView;
+export type ContentShare = ContentShareView;
 export type NewSlicer = SlicerCreateBody;
 export type NewTarget = TargetCreateBody;
 export type TargetPatch = TargetPatchBody;
