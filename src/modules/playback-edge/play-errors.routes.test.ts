@@ -40,8 +40,8 @@ const triggers: Trigger[] = [
     code: 102,
     status: 403,
     async url(c) {
-      await c.t.other.client.playback.putPrivateAsset(c.id, []);
-      // The other workspace's library holds it (a refusal of an asset no library holds counts for the workspace only).
+      // The other workspace holds the asset and has not shared its content (a private-asset entry
+      // would refuse it too: content-shares.routes.test.ts has both cases).
       await writeFakeAsset(mediaRootOf(c.t.runtime.config), c.t.other.workspace.id, c.id);
       return c.valid([['coid', c.t.other.workspace.id]]);
     },
