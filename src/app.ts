@@ -11,7 +11,7 @@ import { registerOpenApi } from './platform/http/openapi.js';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './platform/http/problem.js';
 import { acceptEmptyJsonBodies, schemaController } from './platform/http/request-parsing.js';
 import { onClientError, onFrameworkError } from './platform/http/raw-errors.js';
-import { connectionTimeouts, enforceBodyDeadlines, limitConnectionsPerAddress } from './platform/http/connection-limits.js';
+import { connectionTimeouts, enforceBodyDeadlines, connectionCaps, limitConnections } from './platform/http/connection-limits.js';
 import { MAX_ID_LENGTH } from './platform/limits.js';
 import { AccessLogController, lazyRequestLogger, registerAccessLog } from './platform/http/access-log.js';
 import { recordRoutes } from './platform/http/route-table.js';
@@ -55,9 +55,9 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   // The API speaks JSON (and NDJSON where a module adds it); anything else is a 415.
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app);
-  const refused = limitConnectionsPerAddress(app.server, runtime.config.maxConnectionsPerAddress, app.log);
+  const caps = connectionCaps(runtime.config, app.log);
+  runtime.metrics.countConnections(limitConnections(app.server, { ...runtime.config, ...caps }, app.log));
   enforceBodyDeadlines(app, runtime.config);
-  runtime.metrics.countRefusedConnections(refused.refused);
 
   app.setErrorHandler((err, request, reply) => {
     const problem = toProblem(err, request.id);

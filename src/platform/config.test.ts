@@ -40,7 +40,7 @@ test('secret settings are never echoed in errors', () => {
 test('every setting has a variable, a flag and a description', () => {
   for (const s of settings) {
     assert.match(s.env, /^PLAYLINE_[A-Z0-9_]+$/);
-    assert.match(s.flag, /^--[a-z-]+$/);
+    assert.match(s.flag, /^--[a-z][a-z0-9-]*$/);
     assert.ok(s.description.length > 10);
   }
 });
@@ -70,4 +70,18 @@ test('a packaging ladder that could package an asset the playback edge refuses i
   assert.deepEqual(packagingLadderOf(loadConfig({ PLAYLINE_PACKAGING_LADDER: ladder(MAX_RENDITIONS) })).length, MAX_RENDITIONS);
   assert.deepEqual(packagingLadderOf(loadConfig({ PLAYLINE_PACKAGING_LADDER: ' 360p, 1080p,720p' })), [1080, 720, 360], 'highest first');
   assert.deepEqual(packagingLadderOf(loadConfig({})), [1080, 720, 360]);
+});
+
+test('connection caps: per client network (/24 and /64 by default) and per instance (unset: from the open-file limit)', () => {
+  const defaults = loadConfig({});
+  assert.deepEqual(
+    [defaults.maxConnectionsPerAddress, defaults.connectionPrefixIpv4, defaults.connectionPrefixIpv6, defaults.maxConnections, defaults.fdReserve],
+    [256, 24, 64, undefined, 512],
+  );
+  const set = loadConfig({ PLAYLINE_CONNECTION_PREFIX_IPV4: '32', PLAYLINE_CONNECTION_PREFIX_IPV6: '128', PLAYLINE_MAX_CONNECTIONS: '5000', PLAYLINE_FD_RESERVE: '100' });
+  assert.deepEqual([set.connectionPrefixIpv4, set.connectionPrefixIpv6, set.maxConnections, set.fdReserve], [32, 128, 5000, 100]);
+  assert.throws(() => loadConfig({ PLAYLINE_CONNECTION_PREFIX_IPV4: '33' }), /PLAYLINE_CONNECTION_PREFIX_IPV4 \(--connection-prefix-ipv4\)/);
+  assert.throws(() => loadConfig({ PLAYLINE_CONNECTION_PREFIX_IPV6: '129' }), /PLAYLINE_CONNECTION_PREFIX_IPV6/);
+  assert.throws(() => loadConfig({ PLAYLINE_MAX_CONNECTIONS: '0' }), /PLAYLINE_MAX_CONNECTIONS \(--max-connections\)/);
+  assert.throws(() => loadConfig({ PLAYLINE_FD_RESERVE: '-1' }), /PLAYLINE_FD_RESERVE/);
 });

@@ -37,7 +37,7 @@ export const errorCatalogue = {
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   unprocessable: { status: 422, title: 'The request breaks a semantic rule' },
   throttled: { status: 429, title: 'Too many requests' },
-  too_many_connections: { status: 429, title: 'Too many open connections from this client address' },
+  too_many_connections: { status: 429, title: 'Too many open connections from this client network' },
   headers_too_large: { status: 431, title: 'Request headers too large' },
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },

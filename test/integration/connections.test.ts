@@ -64,7 +64,7 @@ const problemIn = (raw: string): { status: number; code: string; request_id: str
   return { status, code: parsed.code, request_id: parsed.request_id, contentType, requestIdHeader };
 };
 
-describe('slow clients are cut; one address cannot hold every connection', { timeout: 30_000 }, () => {
+describe('slow clients are cut; one client network cannot hold every connection', { timeout: 30_000 }, () => {
   let t: TestApp;
   let port: number;
   before(async () => {
@@ -92,7 +92,7 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
   };
 
   test('a body trickled a byte at a time is cut with 408 request_timeout; a normal client is served meanwhile', { timeout: 10_000 }, async () => {
-    const raw = await trickledBody('127.0.0.3', `Authorization: Bearer ${TEST_ADMIN_TOKEN}\r\n`);
+    const raw = await trickledBody('127.0.3.1', `Authorization: Bearer ${TEST_ADMIN_TOKEN}\r\n`);
     const answer = problemIn(raw);
     assert.deepEqual([answer.status, answer.code, answer.contentType], [408, 'request_timeout', 'application/problem+json']);
     assert.equal(answer.request_id, answer.requestIdHeader);
@@ -100,7 +100,7 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
   });
 
   test('an unauthenticated trickled body is refused at once and its connection cut all the same', { timeout: 10_000 }, async () => {
-    const raw = await trickledBody('127.0.0.6', '');
+    const raw = await trickledBody('127.0.6.1', '');
     assert.match(raw, /^HTTP\/1\.1 401 /);
     assert.equal(problemIn(raw).code, 'request_timeout', 'the rest of the body never arrived in time');
   });
@@ -123,19 +123,19 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
 
   test('a streamed upload may outlast the request deadline while it keeps its minimum rate', { timeout: 10_000 }, async () => {
     // 3,000 bytes/s for about a second: past the 400 ms deadline, above the 2,000 bytes/s minimum.
-    const raw = await streamedUpload('127.0.0.7', 3000, 300, 100);
+    const raw = await streamedUpload('127.0.7.1', 3000, 300, 100);
     const answer = /^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1];
     assert.ok(answer === '201' || answer === '503', `answered ${answer ?? 'nothing'} (201 with ffmpeg, 503 media_tools_missing without)`);
     assert.equal(raw.indexOf('HTTP/1.1 '), raw.lastIndexOf('HTTP/1.1 '), 'one answer only: no 408 after it');
   });
 
   test('a streamed upload below its minimum rate is cut with 408 request_timeout', { timeout: 10_000 }, async () => {
-    const raw = await streamedUpload('127.0.0.8', 100_000, 1, 20);
+    const raw = await streamedUpload('127.0.8.1', 100_000, 1, 20);
     assert.equal(problemIn(raw).code, 'request_timeout');
   });
 
   test('headers trickled a byte at a time are cut with 408 request_timeout', { timeout: 10_000 }, async () => {
-    const slow = await open(port, '127.0.0.4');
+    const slow = await open(port, '127.0.4.1');
     slow.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
     trickle(slow, 'X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa');
     assert.equal((await get(port, '/healthz')).status, 200);
@@ -144,24 +144,32 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
   });
 
   test('a keep-alive connection left idle is closed', { timeout: 10_000 }, async () => {
-    const idle = await open(port, '127.0.0.5');
+    const idle = await open(port, '127.0.5.1');
     idle.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     const raw = await idle.closed;
     assert.match(raw, /^HTTP\/1\.1 200 /, 'the request before going idle was served');
   });
 
-  test('beyond the per-address cap a connection is answered 429 too_many_connections and closed; other addresses are served', { timeout: 10_000 }, async () => {
-    const held = await Promise.all([open(port, '127.0.0.2'), open(port, '127.0.0.2'), open(port, '127.0.0.2')]);
-    // Each held connection keeps sending header bytes slowly enough to stay open for a moment.
-    for (const c of held) c.socket.write('GET /healthz HTTP/1.1\r\n');
-    const refused = await open(port, '127.0.0.2');
-    const answer = problemIn(await refused.closed);
-    assert.deepEqual([answer.status, answer.code, answer.contentType], [429, 'too_many_connections', 'application/problem+json']);
-    assert.equal((await get(port, '/healthz', '127.0.0.1')).status, 200, 'another address is served');
-    // Once the held ones are gone, the address is served again (as soon as the server has seen them close).
-    for (const c of held) c.socket.destroy();
+  test('beyond the per-network cap a connection from another address of the same /24 is answered 429 too_many_connections and closed; other networks are served', { timeout: 10_000 }, async () => {
+    // Three addresses of 127.0.1.0/24 hold one connection each: the cap (3) is the network's, not each address's.
+    const held = await Promise.all([open(port, '127.0.1.1'), open(port, '127.0.1.2'), open(port, '127.0.1.3')]);
+    try {
+      // Each held connection has sent part of its headers only, so it stays open for a moment.
+      for (const c of held) c.socket.write('GET /healthz HTTP/1.1\r\n');
+      const refused = await open(port, '127.0.1.4');
+      refused.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      const raw = await refused.closed;
+      assert.match(raw, /^HTTP\/1\.1 429 /, `a fourth address of the /24 is refused; it was answered ${JSON.stringify(raw.slice(0, 40))}`);
+      const answer = problemIn(raw);
+      assert.deepEqual([answer.status, answer.code, answer.contentType], [429, 'too_many_connections', 'application/problem+json']);
+      assert.equal((await get(port, '/healthz', '127.0.2.1')).status, 200, 'another /24 is served');
+      assert.equal((await get(port, '/healthz', '127.0.0.1')).status, 200, 'and another');
+    } finally {
+      for (const c of held) c.socket.destroy();
+    }
+    // Once the held ones are gone, the network is served again (as soon as the server has seen them close).
     await Promise.all(held.map((c) => c.closed));
-    const attempt = () => get(port, '/healthz', '127.0.0.2').catch(() => ({ status: 0, body: '' }));
+    const attempt = () => get(port, '/healthz', '127.0.1.4').catch(() => ({ status: 0, body: '' }));
     let again = await attempt();
     for (let tries = 0; again.status !== 200 && tries < 100; tries++) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -185,6 +193,67 @@ describe('slow clients are cut; one address cannot hold every connection', { tim
     garbage.socket.write('THIS IS NOT HTTP\r\n\r\n');
     const answer = problemIn(await garbage.closed);
     assert.deepEqual([answer.status, answer.code], [400, 'bad_request']);
+  });
+});
+
+/** One request on an open keep-alive connection; resolves with its status once the whole answer is in. */
+const askOn = (connection: RawConnection, path: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const end = text.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1] ?? 'NaN');
+      if (end === -1 || text.length < end + 4 + length) return;
+      connection.socket.off('data', onData);
+      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]));
+    };
+    connection.socket.on('data', onData);
+    void connection.closed.then(() => reject(new Error(`the connection closed; it had answered ${JSON.stringify(text.slice(0, 40))}`)));
+    connection.socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  });
+
+describe('the instance connection cap (below the open-file limit)', { timeout: 30_000 }, () => {
+  let t: TestApp;
+  let port: number;
+  before(async () => {
+    t = await createTestApp({ env: { PLAYLINE_MAX_CONNECTIONS: '4', PLAYLINE_HEADERS_TIMEOUT_MS: '5000' } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  after(() => t.close());
+
+  test('the connection past the cap is closed at once, unanswered; a served client keeps working and the next is served once others close', { timeout: 15_000 }, async () => {
+    // A client served on a keep-alive connection, then three holding partial headers: four, each
+    // from a /24 of its own, so no per-network cap is involved.
+    const served = await open(port, '127.0.20.1');
+    const held: RawConnection[] = [];
+    try {
+      assert.equal(await askOn(served, '/healthz'), 200);
+      held.push(...(await Promise.all(['127.0.21.1', '127.0.22.1', '127.0.23.1'].map((from) => open(port, from)))));
+      for (const c of held) c.socket.write('GET /healthz HTTP/1.1\r\n');
+      const fifth = await open(port, '127.0.24.1');
+      fifth.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      const raw = await fifth.closed;
+      assert.equal(raw, '', `the fifth connection is closed without an answer; it was answered ${JSON.stringify(raw.slice(0, 40))}`);
+
+      assert.equal(await askOn(served, '/healthz'), 200, 'the served client still works at the cap');
+      for (const c of held) c.socket.destroy();
+      await Promise.all(held.map((c) => c.closed));
+      assert.equal(await askOn(served, '/readyz'), 200, 'and after the others closed');
+      const attempt = () => get(port, '/metrics', '127.0.24.1').catch(() => ({ status: 0, body: '' }));
+      let again = await attempt();
+      for (let tries = 0; again.status !== 200 && tries < 100; tries++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        again = await attempt();
+      }
+      assert.equal(again.status, 200, 'a new connection is served once there is room');
+      assert.match(again.body, /^playline_http_connections_dropped_total [1-9]/m);
+      assert.match(again.body, /^playline_http_connections_limit 4$/m);
+    } finally {
+      for (const c of held) c.socket.destroy();
+      served.socket.destroy();
+    }
   });
 });
 

@@ -6,8 +6,10 @@ import type { App } from './types.js';
 import type { Config } from '../config.js';
 import { problemOf } from './problem.js';
 import { answerAndClose, rawProblemAnswer } from './raw-errors.js';
+import { clientNetworkOf } from '../net/address-class.js';
+import { connectionCapOf, readOpenFileLimit, type OpenFileLimit } from '../open-file-limit.js';
 
-export type ConnectionSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'idleTimeoutMs' | 'maxConnectionsPerAddress'>;
+export type ConnectionSettings = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'idleTimeoutMs'>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -86,32 +88,94 @@ export function enforceBodyDeadlines(app: App, settings: Pick<Config, 'requestTi
   });
 }
 
+/** `maxConnections` is unset unless configured (Config types its optional settings as always set). */
+export type ConnectionCapSettings = Pick<Config, 'maxConnectionsPerAddress' | 'fdReserve'> & { maxConnections?: number | undefined };
+
+export interface ConnectionCounts {
+  /** Connections refused by the per-network cap (answered 429). */
+  refused: () => number;
+  /** Connections closed unanswered at the instance cap. */
+  dropped: () => number;
+  /** The instance cap in force. */
+  cap: number;
+}
+
+/** The caps in force, as `connectionCaps` settled them at start. */
+export interface ConnectionCaps {
+  /** Open connections the instance accepts at once. */
+  cap: number;
+  /** Open connections one client network may hold (0: no cap). */
+  perNetwork: number;
+}
+
+/** One client network may hold at most this share of the instance cap. */
+const NETWORK_SHARE = 4;
+
 /**
- * At most `max` open connections per client address (0: no cap): one address cannot hold every
- * socket the process may open. A connection beyond the cap is answered 429
- * `too_many_connections` and closed at once. Returns how many were refused, for metrics.
+ * The caps, settled once at start from the settings and the open-file limit read now, and logged:
+ * the instance cap is the setting, or what the open-file limit allows when the setting is unset
+ * or asks for more (lowered, with a warning: a host with a lower limit still serves); the
+ * per-network cap is at most a quarter of it (lowered, with a warning), so one client network
+ * never takes every connection and at least four share an instance. 0 (no per-network cap, the
+ * setting behind a proxy) stays 0.
  */
-export function limitConnectionsPerAddress(server: Server, max: number, log: FastifyBaseLogger): { refused: () => number } {
+export function connectionCaps(settings: ConnectionCapSettings, log: FastifyBaseLogger, readLimit: () => OpenFileLimit = readOpenFileLimit): ConnectionCaps {
+  const { limit, source } = readLimit();
+  const { cap, ceiling, clamped } = connectionCapOf({ limit, reserve: settings.fdReserve, setting: settings.maxConnections });
+  const asked = settings.maxConnectionsPerAddress;
+  const perNetwork = asked === 0 ? 0 : Math.min(asked, Math.max(1, Math.floor(cap / NETWORK_SHARE)));
+  const context = { maxConnections: cap, maxConnectionsPerNetwork: perNetwork, openFileLimit: limit, openFileLimitSource: source, fdReserve: settings.fdReserve };
+  if (clamped) {
+    log.warn(context, `PLAYLINE_MAX_CONNECTIONS (--max-connections) is ${String(settings.maxConnections)}, more than the open-file limit allows (${limit} descriptors, ${settings.fdReserve} reserved by PLAYLINE_FD_RESERVE, two per connection): lowered to ${ceiling}; raise the limit (ulimit -n, LimitNOFILE) to accept more`);
+  }
+  if (perNetwork < asked) {
+    log.warn(context, `PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS (--max-connections-per-address) is ${asked}, more than a quarter of the ${cap} connections this instance accepts: lowered to ${perNetwork}, so one client network cannot take them all; raise the open-file limit (ulimit -n, LimitNOFILE) to accept more`);
+  }
+  if (!clamped && perNetwork === asked) log.info(context, 'connection caps');
+  return { cap, perNetwork };
+}
+
+/**
+ * Two caps on the server's open connections. Instance-wide: at most `cap` (Node's
+ * `maxConnections`: a connection past it is closed as soon as it is accepted, before any
+ * JavaScript object is made for it or a byte is read, so a flood holds no descriptor beyond the
+ * cap; `drop` counts them). Per client network: at most `perNetwork` (0: none)
+ * from the addresses of one IPv4 /24 or IPv6 /64 (the prefixes are settings), so one host or one
+ * customer line with many addresses cannot hold them all either; one past it is answered 429
+ * `too_many_connections` and closed. No slot is kept for health checks: at the instance cap
+ * `/healthz` is refused like everything else, which a load balancer should see.
+ */
+export function limitConnections(server: Server, settings: Pick<Config, 'connectionPrefixIpv4' | 'connectionPrefixIpv6'> & ConnectionCaps, log: FastifyBaseLogger): ConnectionCounts {
   let refused = 0;
-  if (max <= 0) return { refused: () => refused };
+  let dropped = 0;
+  server.maxConnections = settings.cap;
+  server.on('drop', () => {
+    // No log line: a flood would flood the log too; the metric counts them.
+    dropped++;
+  });
+  const counts = { refused: () => refused, dropped: () => dropped, cap: settings.cap };
+  const max = settings.perNetwork;
+  if (max <= 0) return counts;
+  const prefixes = { ipv4Prefix: settings.connectionPrefixIpv4, ipv6Prefix: settings.connectionPrefixIpv6 };
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
-    const count = (open.get(address) ?? 0) + 1;
+    const network = clientNetworkOf(address, prefixes);
+    const count = (open.get(network) ?? 0) + 1;
     if (count > max) {
       refused++;
-      const problem = problemOf('too_many_connections', `This address already has ${max} open connections; close some or retry later`, randomUUID());
+      const problem = problemOf('too_many_connections', `This client network (${network}) already has ${max} open connections; close some or retry later`, randomUUID());
       // Debug, not warn: a flood would flood the log too; the metric counts them.
-      log.debug({ remoteAddress: address, max, request_id: problem.request_id }, 'connection refused: too many from one address');
+      log.debug({ remoteAddress: address, network, max, request_id: problem.request_id }, 'connection refused: too many from one client network');
       answerAndClose(socket, rawProblemAnswer(problem, { 'Retry-After': '1' }));
       return;
     }
-    open.set(address, count);
+    open.set(network, count);
     socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left <= 0) open.delete(address);
-      else open.set(address, left);
+      const left = (open.get(network) ?? 1) - 1;
+      if (left <= 0) open.delete(network);
+      else open.set(network, left);
     });
   });
-  return { refused: () => refused };
+  return counts;
 }

@@ -1,5 +1,6 @@
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { App } from './types.js';
+import type { ConnectionCounts } from './connection-limits.js';
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -32,11 +33,11 @@ export class Metrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'playline_' });
   }
 
-  private refusedConnections: () => number = () => 0;
+  private connections: ConnectionCounts | undefined;
 
-  /** Where the count of connections refused by the per-address cap comes from. */
-  countRefusedConnections(read: () => number): void {
-    this.refusedConnections = read;
+  /** Where the counts of connections refused by the connection caps come from. */
+  countConnections(counts: ConnectionCounts): void {
+    this.connections = counts;
   }
 
   /** `routeKey`: an object that is the same for every request of a route (its config). */
@@ -84,10 +85,20 @@ export class Metrics {
       lines.push(`playline_http_request_duration_seconds_count{${labels}} ${s.count}`);
     }
     lines.push(
-      '# HELP playline_http_connections_refused_total Connections refused because their client address held too many (PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS)',
+      '# HELP playline_http_connections_refused_total Connections refused because their client network held too many (PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS)',
       '# TYPE playline_http_connections_refused_total counter',
-      `playline_http_connections_refused_total ${this.refusedConnections()}`,
+      `playline_http_connections_refused_total ${this.connections?.refused() ?? 0}`,
+      '# HELP playline_http_connections_dropped_total Connections closed unanswered because the instance held as many as it accepts (PLAYLINE_MAX_CONNECTIONS)',
+      '# TYPE playline_http_connections_dropped_total counter',
+      `playline_http_connections_dropped_total ${this.connections?.dropped() ?? 0}`,
     );
+    if (this.connections) {
+      lines.push(
+        '# HELP playline_http_connections_limit Open connections the instance accepts at once (PLAYLINE_MAX_CONNECTIONS, or from the open-file limit)',
+        '# TYPE playline_http_connections_limit gauge',
+        `playline_http_connections_limit ${this.connections.cap}`,
+      );
+    }
     return `${lines.join('\n')}\n${await this.registry.metrics()}`;
   }
 }

@@ -103,6 +103,32 @@ export const parseIpLiteral = (text: string): IPv4 | IPv6 | undefined => {
   return undefined;
 };
 
+/** How many leading bits of a client address name the network it is counted with. */
+export interface ClientNetworkPrefixes {
+  ipv4Prefix: number;
+  ipv6Prefix: number;
+}
+
+/**
+ * The network a client address is counted with, as CIDR text: the IPv4 /24 or the IPv6 /64 by
+ * default (one host or one customer line usually has a whole /64, often several addresses of a
+ * /24), so taking more source addresses from the same network does not buy more of a per-client
+ * limit. An IPv4-mapped address (`::ffff:a.b.c.d`, what a dual-stack listener reports for an
+ * IPv4 client) counts as the IPv4 address it carries. Text that is not an IP literal (an empty
+ * remote address, a zone id) is returned as it is: its own group.
+ */
+export const clientNetworkOf = (text: string, prefixes: ClientNetworkPrefixes): string => {
+  const parsed = parseIpLiteral(text);
+  if (!parsed) return text;
+  const address = parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress() ? parsed.toIPv4Address() : parsed;
+  const bits = address.kind() === 'ipv4' ? prefixes.ipv4Prefix : prefixes.ipv6Prefix;
+  const bytes = address.toByteArray().map((byte, index) => {
+    const kept = Math.max(0, Math.min(8, bits - index * 8));
+    return byte & ((0xff << (8 - kept)) & 0xff);
+  });
+  return `${ipaddr.fromByteArray(bytes).toString()}/${bits}`;
+};
+
 /** Classifies an IP address given as text (as returned by DNS or written in a URL). */
 export const classifyAddress = (text: string): AddressVerdict => {
   const address = parseIpLiteral(text);
