@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { copyFile, cp, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { FMP4_SEGMENT_OPTIONS, H264_IN_BAND_PARAMETER_SETS } from '../../src/platform/media/fmp4-for-players.js';
 import { discoverMediaTools } from '../../src/platform/media/media-tools.js';
 import type { PackagedManifest } from '../../src/platform/media/packaged-manifest.js';
 import { assetDir } from '../../src/platform/media/media-layout.js';
@@ -89,7 +90,9 @@ export async function makeAudioOnly(dir: string, name: string): Promise<string> 
  * manifest last (renamed into place, as the library writes it).
  */
 export async function packagedTestPattern(root: string, owner: string, assetId: string, options: Omit<TestPatternOptions, 'ffmpeg'> = {}): Promise<PackagedManifest> {
-  const cached = await sharedArtifact('packaged', JSON.stringify({ ffmpeg: whichFfmpeg(), options }), async (dir) => {
+  // The packaging arguments are part of the recipe: a change to them makes new media.
+  const recipe = [...H264_IN_BAND_PARAMETER_SETS, ...FMP4_SEGMENT_OPTIONS];
+  const cached = await sharedArtifact('packaged', JSON.stringify({ ffmpeg: whichFfmpeg(), options, recipe }), async (dir) => {
     await packageWithFfmpeg(dir, 'owner', 'asset', options);
   });
   const from = assetDir(cached, 'owner', 'asset');
