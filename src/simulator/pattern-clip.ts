@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { FMP4_SEGMENT_OPTIONS, H264_IN_BAND_PARAMETER_SETS } from '../platform/media/fmp4-for-players.js';
 import { assetDir } from '../platform/media/media-layout.js';
 import { describeRendition, packagedManifestOf, writeManifest, type PackagedManifest, type PackagedRendition } from '../platform/media/packaged-manifest.js';
 
@@ -57,6 +58,7 @@ export async function packageTestPatternInto(dir: string, options: TestPatternOp
       '-b:v', `${r.videoKbps}k`, '-maxrate', `${r.videoKbps * 2}k`, '-bufsize', `${r.videoKbps * 2}k`,
       '-g', String(segmentS * fps), '-keyint_min', String(segmentS * fps), '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${segmentS})`,
       '-c:a', 'aac', '-b:a', '64k', '-ac', '2',
+      ...H264_IN_BAND_PARAMETER_SETS, ...FMP4_SEGMENT_OPTIONS,
       '-f', 'hls', '-hls_time', String(segmentS), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4',
       '-hls_fmp4_init_filename', 'init.mp4', '-hls_segment_filename', join(dir, r.name, 'seg_%05d.m4s'),
       join(dir, r.name, 'playlist.m3u8'),

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { copyFile, cp, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import { FMP4_SEGMENT_OPTIONS, H264_IN_BAND_PARAMETER_SETS } from '../../src/platform/media/fmp4-for-players.js';
 import { discoverMediaTools } from '../../src/platform/media/media-tools.js';
 import type { PackagedManifest } from '../../src/platform/media/packaged-manifest.js';
 import { assetDir } from '../../src/platform/media/media-layout.js';
@@ -89,7 +90,9 @@ export async function makeAudioOnly(dir: string, name: string): Promise<string> 
  * manifest last (renamed into place, as the library writes it).
  */
 export async function packagedTestPattern(root: string, owner: string, assetId: string, options: Omit<TestPatternOptions, 'ffmpeg'> = {}): Promise<PackagedManifest> {
-  const cached = await sharedArtifact('packaged', JSON.stringify({ ffmpeg: whichFfmpeg(), options }), async (dir) => {
+  // The packaging arguments are part of the recipe: a change to them makes new media.
+  const recipe = [...H264_IN_BAND_PARAMETER_SETS, ...FMP4_SEGMENT_OPTIONS];
+  const cached = await sharedArtifact('packaged', JSON.stringify({ ffmpeg: whichFfmpeg(), options, recipe }), async (dir) => {
     await packageWithFfmpeg(dir, 'owner', 'asset', options);
   });
   const from = assetDir(cached, 'owner', 'asset');
@@ -116,4 +119,58 @@ export async function keyframeTimes(init: string, segment: string, scratch: stri
   await writeFile(joined, Buffer.concat([await readFile(init), await readFile(segment)]));
   const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-skip_frame', 'nokey', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', joined]);
   return stdout.split('\n').map((l) => Number.parseFloat(l)).filter((n) => Number.isFinite(n));
+}
+
+/** One track of a media segment's first fragment, as stored (tfdt, trun): what players that ignore the edit list read. */
+export interface FragmentTrackTiming {
+  trackId: number;
+  /** tfdt: the first sample's decode time, in the track's timescale. */
+  baseDecodeTime: number;
+  /** The earliest presentation time of the fragment's samples (decode time + composition offset), same timescale. */
+  firstPresentation: number;
+}
+
+/**
+ * Reads a fragment's moof without any demuxer in between (ffmpeg's MP4 reader shifts negative
+ * composition offsets even with -ignore_editlist): each traf's tfdt and its trun's sample durations
+ * and composition offsets (signed in trun version 1). Default durations from tfhd only.
+ */
+export function fragmentTiming(segment: Buffer): FragmentTrackTiming[] {
+  const boxes = (data: Buffer): Array<{ type: string; body: Buffer }> => {
+    const found = [];
+    for (let at = 0; at + 8 <= data.length;) {
+      const size = data.readUInt32BE(at);
+      if (size < 8) break;
+      found.push({ type: data.toString('latin1', at + 4, at + 8), body: data.subarray(at + 8, at + size) });
+      at += size;
+    }
+    return found;
+  };
+  const moof = boxes(segment).find((b) => b.type === 'moof');
+  if (!moof) throw new Error('no moof in the segment');
+  return boxes(moof.body).filter((b) => b.type === 'traf').map(({ body }) => {
+    const traf = boxes(body);
+    const tfhd = traf.find((b) => b.type === 'tfhd')?.body as Buffer;
+    const tfdt = traf.find((b) => b.type === 'tfdt')?.body as Buffer;
+    const tfhdFlags = tfhd.readUIntBE(1, 3);
+    const defaultDuration = tfhdFlags & 0x08 ? tfhd.readUInt32BE(8 + (tfhdFlags & 0x01 ? 8 : 0) + (tfhdFlags & 0x02 ? 4 : 0)) : 0;
+    const baseDecodeTime = tfdt[0] === 1 ? Number(tfdt.readBigUInt64BE(4)) : tfdt.readUInt32BE(4);
+    let decode = baseDecodeTime;
+    let firstPresentation = Number.POSITIVE_INFINITY;
+    for (const { body: trun } of traf.filter((b) => b.type === 'trun')) {
+      const version = trun[0];
+      const flags = trun.readUIntBE(1, 3);
+      const count = trun.readUInt32BE(4);
+      let p = 8 + (flags & 0x01 ? 4 : 0) + (flags & 0x04 ? 4 : 0);
+      for (let i = 0; i < count; i++) {
+        const duration = flags & 0x100 ? trun.readUInt32BE(p) : defaultDuration;
+        p += (flags & 0x100 ? 4 : 0) + (flags & 0x200 ? 4 : 0) + (flags & 0x400 ? 4 : 0);
+        const offset = flags & 0x800 ? (version === 1 ? trun.readInt32BE(p) : trun.readUInt32BE(p)) : 0;
+        p += flags & 0x800 ? 4 : 0;
+        firstPresentation = Math.min(firstPresentation, decode + offset);
+        decode += duration;
+      }
+    }
+    return { trackId: tfhd.readUInt32BE(4), baseDecodeTime, firstPresentation };
+  });
 }

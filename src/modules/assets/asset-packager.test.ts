@@ -3,11 +3,15 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readPackagedManifest } from '../../platform/media/packaged-manifest.js';
 import { FfmpegPackager, type PackagingJob } from './asset-packager.js';
-import { codecsOfSegment, keyframeTimes, makeAudioOnly, makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
+import { codecsOfSegment, fragmentTiming, keyframeTimes, makeAudioOnly, makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
+import { tracksOfInit } from '../../platform/media/fmp4-tracks.js';
 
 const skip = await mediaToolsSkip();
+const run = promisify(execFile);
 
 describe('ffmpeg packager', { skip }, () => {
   let dir: string;
@@ -67,6 +71,36 @@ describe('ffmpeg packager', { skip }, () => {
     const r = renditions[0];
     assert.ok(r);
     assert.deepEqual(await codecsOfSegment(join(job.workDir, r.init), join(job.workDir, r.segments[0]?.uri ?? ''), dir), ['aac', 'h264']);
+  });
+
+  test('at the default preset (B-frames), every segment is read alike by players that ignore the edit list (MSE, hls.js): its first frame is presented at its decode time, with the audio, and opens with SPS and PPS', async () => {
+    const source = await makeClip(dir, 'bframes.mp4', { seconds: 5 });
+    const job = jobFor(source);
+    const outcome = await new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180], preset: 'veryfast' }).package(job);
+    assert.equal(outcome.kind, 'packaged', JSON.stringify(outcome));
+    const [r] = (await readPackagedManifest(job.workDir)).renditions;
+    assert.ok(r);
+    const timescales = new Map(tracksOfInit(readFileSync(join(job.workDir, r.init))).map((t) => [t.id, t.timescale]));
+    for (const segment of r.segments) {
+      // Seconds as stored: MSE players place each fragment by these and ignore the init segment's edit list.
+      const tracks = fragmentTiming(readFileSync(join(job.workDir, segment.uri))).map((t) => {
+        const scale = timescales.get(t.trackId) ?? 1;
+        return { id: t.trackId, decode: t.baseDecodeTime / scale, shown: t.firstPresentation / scale };
+      });
+      const [video, audio] = tracks;
+      assert.ok(video && audio, JSON.stringify(tracks));
+      assert.equal(video.shown, video.decode, `${segment.uri}: the first frame is shown at the fragment's decode time: ${JSON.stringify(tracks)}`);
+      if (segment === r.segments[0]) assert.equal(audio.shown, video.shown, `audio and video start together: ${JSON.stringify(tracks)}`);
+      // The keyframe carries its parameter sets (NAL units, each after its 4-byte length).
+      const joined = join(dir, `joined-${n}.mp4`);
+      writeFileSync(joined, Buffer.concat([readFileSync(join(job.workDir, r.init)), readFileSync(join(job.workDir, segment.uri))]));
+      const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_packets', '-show_data', '-read_intervals', '%+#1', '-of', 'json', joined]);
+      const data = (JSON.parse(stdout) as { packets: Array<{ data?: string }> }).packets[0]?.data ?? '';
+      const sample = Buffer.from(data.split('\n').map((line) => line.slice(10, 50).replaceAll(' ', '')).join(''), 'hex');
+      const nalTypes: number[] = [];
+      for (let at = 0; at + 4 < sample.length; at += 4 + sample.readUInt32BE(at)) nalTypes.push((sample[at + 4] ?? 0) & 0x1f);
+      assert.ok(nalTypes.includes(7) && nalTypes.includes(8), `${segment.uri}: SPS (7) and PPS (8) in its keyframe: NAL units ${nalTypes.join(',')}`);
+    }
   });
 
   test('not media, a playlist, audio only, or cut short: failed with a clear reason that names no server path', async () => {

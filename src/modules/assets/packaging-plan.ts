@@ -1,4 +1,5 @@
 import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
+import { FMP4_SEGMENT_OPTIONS, H264_IN_BAND_PARAMETER_SETS } from '../../platform/media/fmp4-for-players.js';
 import { MAX_RENDITIONS, MAX_SEGMENTS } from '../../platform/media/packaged-manifest.js';
 
 /** Every packaged asset is cut in segments of this length (seconds), keyframes aligned on them. */
@@ -141,6 +142,8 @@ export function packagingArgs(plan: readonly RenditionPlan[], source: SourceMedi
   });
   args.push('-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${SEGMENT_S})`);
   args.push('-c:a', 'aac', '-ac', '2', '-ar', '48000');
+  // Timing and parameter sets every player reads alike (a preroll then the content, see fmp4-for-players.ts).
+  args.push(...H264_IN_BAND_PARAMETER_SETS, ...FMP4_SEGMENT_OPTIONS);
   args.push(
     '-f', 'hls', '-hls_time', String(SEGMENT_S), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4', '-hls_flags', 'independent_segments',
     '-hls_fmp4_init_filename', 'init.mp4', '-hls_segment_filename', `${paths.workDir}/%v/seg_%05d.m4s`,

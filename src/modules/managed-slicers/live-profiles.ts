@@ -1,4 +1,4 @@
-import { LIVE_INDEX_FILE } from '../../platform/media/media-layout.js';
+import { LIVE_INDEX_FILE, LIVE_SINGLE_PLAYLISTS } from '../../platform/media/media-layout.js';
 import type { OutputProfile } from './managed-slicers.schema.js';
 
 /** One rung of a slicer's live ladder. */
@@ -30,6 +30,8 @@ export const liveLadders: Record<Exclude<OutputProfile, 'passthrough' | 'audio-o
 };
 
 const AUDIO_KBPS = 128;
+/** The one media playlist of `passthrough` and of `audio-only` (the edge looks for them when ffmpeg's index names no variant). */
+const [MAIN_PLAYLIST, AUDIO_PLAYLIST] = LIVE_SINGLE_PLAYLISTS;
 /** Seconds per segment; keyframes are forced on that grid so every rendition cuts at the same instants. */
 export const LIVE_SEGMENT_S = 2;
 
@@ -60,10 +62,10 @@ export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOption
   ];
   if (profile === 'passthrough') {
     // Repackaging only: the source's codecs as they come (ADTS AAC from MPEG-TS needs its header rewritten for MP4).
-    return ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', ...hls, '-hls_segment_filename', 'seg_main_%d.m4s', 'media_main.m3u8'];
+    return ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', ...hls, '-hls_segment_filename', 'seg_main_%d.m4s', MAIN_PLAYLIST];
   }
   if (profile === 'audio-only') {
-    return ['-map', '0:a', '-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`, ...hls, '-hls_segment_filename', 'seg_audio_%d.m4s', 'media_audio.m3u8'];
+    return ['-map', '0:a', '-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`, ...hls, '-hls_segment_filename', 'seg_audio_%d.m4s', AUDIO_PLAYLIST];
   }
   const ladder = liveLadders[profile];
   const args: string[] = [];

@@ -1,7 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { tracksOfInit } from './fmp4-tracks.js';
-import { streamInfWith } from './live-stream-inf.js';
+import { LiveStreamDescriber, streamInfWith } from './live-stream-inf.js';
 
 const box = (type: string, ...payload: Buffer[]): Buffer => {
   const body = Buffer.concat(payload);
@@ -62,5 +65,24 @@ describe('EXT-X-STREAM-INF from the window', () => {
     const transcoded = '#EXT-X-STREAM-INF:BANDWIDTH=3220800,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2"';
     assert.equal(streamInfWith(transcoded, { peakBps: 2_900_000, averageBps: 2_500_000 }), '#EXT-X-STREAM-INF:BANDWIDTH=3220800,AVERAGE-BANDWIDTH=2500000,CODECS="avc1.64001f,mp4a.40.2",RESOLUTION=1280x720');
     assert.equal(streamInfWith(line, {}), '#EXT-X-STREAM-INF:BANDWIDTH=73647,RESOLUTION=320x180,AUDIO="a"', 'nothing measured yet: as written');
+  });
+});
+
+describe('an index.m3u8 ffmpeg wrote without a variant', () => {
+  test('stream copy of a pushed HLS source ("Bandwidth info not available"): the window\'s one media playlist becomes its variant once it holds a segment', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'playline-live-inf-'));
+    try {
+      const empty = '#EXTM3U\n#EXT-X-VERSION:7\n';
+      const describer = new LiveStreamDescriber();
+      assert.equal(await describer.describeIndex(dir, empty), empty, 'no media playlist yet: as written');
+      await writeFile(join(dir, 'seg_main_1.m4s'), Buffer.alloc(25_000));
+      await writeFile(join(dir, 'seg_main_2.m4s'), Buffer.alloc(50_000));
+      await writeFile(join(dir, 'media_main.m3u8'), '#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:1\n#EXTINF:2.000000,\nseg_main_1.m4s\n#EXTINF:2.000000,\nseg_main_2.m4s\n');
+      assert.equal(await describer.describeIndex(dir, empty), '#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=200000,AVERAGE-BANDWIDTH=150000\nmedia_main.m3u8\n');
+      const written = '#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=1\nmedia_main.m3u8\n';
+      assert.equal(await describer.describeIndex(dir, written), written.replace('BANDWIDTH=1', 'BANDWIDTH=200000,AVERAGE-BANDWIDTH=150000'), 'an index with its variant is only described');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { frameRateOf, tracksOfInit, type Fmp4Track } from './fmp4-tracks.js';
 import { parseMediaPlaylist } from './hls-media-playlist.js';
+import { LIVE_SINGLE_PLAYLISTS } from './media-layout.js';
 
 /** A variant URI of a live window's index.m3u8 that names one of its media playlists (in the window or one folder down). */
 const MEDIA_PLAYLIST = /^([A-Za-z0-9_-]{1,64}\/)?[A-Za-z0-9_-]{1,128}\.m3u8$/;
@@ -49,7 +50,7 @@ export class LiveStreamDescriber {
 
   /** `index` (the window's multivariant playlist, read from `dir`) with every variant it can measure described. */
   async describeIndex(dir: string, index: string): Promise<string> {
-    const lines = index.split('\n');
+    const lines = (await this.withSingleVariant(dir, index)).split('\n');
     const out = [...lines];
     await Promise.all(
       lines.map(async (line, i) => {
@@ -61,6 +62,21 @@ export class LiveStreamDescriber {
       }),
     );
     return out.join('\n');
+  }
+
+  /**
+   * ffmpeg writes `index.m3u8` once, leaving out every variant whose bit rate it does not know
+   * ("Bandwidth info not available"): stream copy of a pushed HLS source (hls push, `passthrough`)
+   * gets an index with no variant at all, which no player can play. Such an index gets its one
+   * variant back, the window's single media playlist, as soon as it holds a segment to measure.
+   */
+  private async withSingleVariant(dir: string, index: string): Promise<string> {
+    if (index.includes('#EXT-X-STREAM-INF:') || index.includes('#EXTINF')) return index;
+    for (const playlist of LIVE_SINGLE_PLAYLISTS) {
+      const described = await this.describeVariant(join(dir, playlist)).catch(() => undefined);
+      if (described?.peakBps !== undefined) return `${index.trimEnd()}\n#EXT-X-STREAM-INF:BANDWIDTH=${described.peakBps}\n${playlist}\n`;
+    }
+    return index;
   }
 
   /** The variant whose media playlist is at `playlistPath`, as its window holds it now; undefined when it is not there. */

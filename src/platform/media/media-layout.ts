@@ -56,6 +56,9 @@ export const liveDir = (root: string, owner: string, slicerId: string): string =
 /** The live window's entry: the multivariant playlist (a media playlist when the profile has one rendition). */
 export const LIVE_INDEX_FILE = 'index.m3u8';
 
+/** The media playlist of a live profile with one rendition (`passthrough`; `audio-only`'s own name), beside index.m3u8. */
+export const LIVE_SINGLE_PLAYLISTS = ['media_main.m3u8', 'media_audio.m3u8'] as const;
+
 export const livePlaylistPath = (root: string, owner: string, slicerId: string): string => join(liveDir(root, owner, slicerId), LIVE_INDEX_FILE);
 
 /** Where `hls` push ingest lands: the encoder's playlist (`index.m3u8`) and segments, read by the slicer's ffmpeg. */
