@@ -124,6 +124,10 @@ export function runMediaProcess(command: string, args: readonly string[], option
   });
 }
 
+/** `runMediaProcess` with every process under a memory limit (PLAYLINE_MEDIA_MEMORY_LIMIT_MB; 0: none). */
+export const memoryLimitedRunner = (memoryLimitBytes: number): ProcessRunner =>
+  (command, args, options) => runMediaProcess(command, args, { memoryLimitBytes, ...options });
+
 /** util-linux's prlimit, looked up in PATH (Debian: always installed). */
 export const PRLIMIT = 'prlimit';
 
