@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { makeClip, makeGapFile, mediaToolsSkip } from '../../../test/helpers/media.js';
-import { FakeClock } from '../../platform/clock.js';
+import type { FakeClock } from '../../platform/clock.js';
 import { assetDir, assetWorkDir } from '../../platform/media/media-layout.js';
 import { DELETION_CHECK_MS } from './packaging-runner.js';
 
