@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 
@@ -66,7 +68,7 @@ export function runMediaProcess(command: string, args: readonly string[], option
       resolve({ exitCode: null, signal: null, aborted: true, spawnError: undefined, stdout: '', stderrTail: [] });
       return;
     }
-    const limit = options.memoryLimitBytes ?? 0;
+    const limit = prlimitAvailable() ? (options.memoryLimitBytes ?? 0) : 0;
     const [file, argv] = limit > 0 ? [PRLIMIT, [`--as=${Math.floor(limit)}`, '--', command, ...args]] : [command, args];
     const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
     // The process may end before it read everything (EPIPE): that is its end, reported by 'close'.
@@ -130,6 +132,17 @@ export const memoryLimitedRunner = (memoryLimitBytes: number): ProcessRunner =>
 
 /** util-linux's prlimit, looked up in PATH (Debian: always installed). */
 export const PRLIMIT = 'prlimit';
+
+let prlimitFound: boolean | undefined;
+
+/**
+ * Whether prlimit is on the PATH (looked for once). Without it (not Linux, a minimal image) the
+ * tools run with no memory limit rather than not at all; the runtime warns at start-up.
+ */
+export function prlimitAvailable(): boolean {
+  prlimitFound ??= (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, PRLIMIT)));
+  return prlimitFound;
+}
 
 /**
  * Whether a process run under `memoryLimitBytes` most likely ended because it reached the limit:
