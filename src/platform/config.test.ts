@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, packagingLadderOf, settings } from './config.js';
+import { ConfigError, loadConfig, mediaMemoryLimitBytesOf, packagingLadderOf, settings } from './config.js';
 import { MAX_RENDITIONS } from './media/packaged-manifest.js';
 
 test('defaults apply when nothing is set', () => {
@@ -84,4 +84,28 @@ test('connection caps: per client network (/24 and /64 by default) and per insta
   assert.throws(() => loadConfig({ PLAYLINE_CONNECTION_PREFIX_IPV6: '129' }), /PLAYLINE_CONNECTION_PREFIX_IPV6/);
   assert.throws(() => loadConfig({ PLAYLINE_MAX_CONNECTIONS: '0' }), /PLAYLINE_MAX_CONNECTIONS \(--max-connections\)/);
   assert.throws(() => loadConfig({ PLAYLINE_FD_RESERVE: '-1' }), /PLAYLINE_FD_RESERVE/);
+});
+
+test('packaging budgets, the stream cap and the media memory limit have defaults, are converted and are checked', () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.packagingMaxDurationS, 14400);
+  assert.equal(defaults.packagingMaxFrames, 864000);
+  assert.equal(defaults.packagingMaxOutputBytes, 32 * 1024 ** 3);
+  assert.equal(defaults.packagingTimeFactor, 4);
+  assert.equal(defaults.packagingMinTimeS, 120);
+  assert.equal(defaults.mediaMaxStreams, 8);
+  assert.equal(defaults.mediaMemoryLimitMb, undefined);
+  assert.equal(mediaMemoryLimitBytesOf(defaults, 2), 2560 * 1024 * 1024, 'unset: 2048 MiB + 256 MiB per core');
+  assert.equal(mediaMemoryLimitBytesOf(defaults, 16), 6144 * 1024 * 1024);
+  const set = loadConfig({ PLAYLINE_PACKAGING_MAX_DURATION_S: '600', PLAYLINE_PACKAGING_TIME_FACTOR: '1.5', PLAYLINE_MEDIA_MAX_STREAMS: '3', PLAYLINE_MEDIA_MEMORY_LIMIT_MB: '512' });
+  assert.equal(set.packagingMaxDurationS, 600);
+  assert.equal(set.packagingTimeFactor, 1.5);
+  assert.equal(set.mediaMaxStreams, 3);
+  assert.equal(mediaMemoryLimitBytesOf(set), 512 * 1024 * 1024);
+  assert.equal(mediaMemoryLimitBytesOf(loadConfig({ PLAYLINE_MEDIA_MEMORY_LIMIT_MB: '0' })), 0, '0 turns the limit off');
+  assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_MAX_DURATION_S: '0' }), /PLAYLINE_PACKAGING_MAX_DURATION_S \(--packaging-max-duration-s\)/);
+  assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_TIME_FACTOR: 'fast' }), /PLAYLINE_PACKAGING_TIME_FACTOR/);
+  assert.throws(() => loadConfig({ PLAYLINE_MEDIA_MAX_STREAMS: '0' }), /PLAYLINE_MEDIA_MAX_STREAMS/);
+  assert.throws(() => loadConfig({ PLAYLINE_MEDIA_MEMORY_LIMIT_MB: '-1' }), /PLAYLINE_MEDIA_MEMORY_LIMIT_MB/);
+  assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES: '1000' }), /PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES/);
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { MAX_RENDITIONS } from './media/packaged-manifest.js';
@@ -93,6 +94,14 @@ export const ConfigSchema = Type.Object({
     'PLAYLINE_PACKAGING_PRESET', '--packaging-preset', 'x264 preset of packaging: faster presets use less CPU for a larger file at the same quality (ultrafast ... veryslow)',
   ),
   packagingLeaseMs: setting(Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }), 'PLAYLINE_PACKAGING_LEASE_MS', '--packaging-lease-ms', 'How long a packaging job stays claimed by an instance that stopped renewing it (cluster mode: takeover time after an instance dies)'),
+  // packaging budgets (N7): a source over them fails before any encoding; a run over them is ended and fails (never retried)
+  packagingMaxDurationS: setting(Type.Integer({ minimum: 1, maximum: 800000, default: 14400 }), 'PLAYLINE_PACKAGING_MAX_DURATION_S', '--packaging-max-duration-s', 'Longest source packaged, in seconds of its declared duration (a timestamp gap counts in full: a few frames, then one at 2 h, is a 2 h video); longer ends failed before any encoding'),
+  packagingMaxFrames: setting(Type.Integer({ minimum: 1, maximum: 1000000000, default: 864000 }), 'PLAYLINE_PACKAGING_MAX_FRAMES', '--packaging-max-frames', 'Most video frames one packaging may encode (declared duration x packaged frame rate) or decode (the frame count the file declares); more ends failed before any encoding'),
+  packagingMaxOutputBytes: setting(Type.Integer({ minimum: 1048576, maximum: 1099511627776, default: 34359738368 }), 'PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES', '--packaging-max-output-bytes', 'Most bytes one packaging job may write (all renditions together; checked every second while ffmpeg runs); beyond, ffmpeg is ended and the asset fails'),
+  packagingTimeFactor: setting(Type.Number({ minimum: 0.01, maximum: 1000, default: 4 }), 'PLAYLINE_PACKAGING_TIME_FACTOR', '--packaging-time-factor', 'Wall-clock budget of one packaging job, in seconds per second of source (at least PLAYLINE_PACKAGING_MIN_TIME_S); beyond, ffmpeg is ended and the asset fails'),
+  packagingMinTimeS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 120 }), 'PLAYLINE_PACKAGING_MIN_TIME_S', '--packaging-min-time-s', 'Wall-clock budget of a packaging job of a short source, in seconds (the budget is the larger of this and PLAYLINE_PACKAGING_TIME_FACTOR x duration)'),
+  mediaMaxStreams: setting(Type.Integer({ minimum: 1, maximum: 1000, default: 8 }), 'PLAYLINE_MEDIA_MAX_STREAMS', '--media-max-streams', 'Most streams (video, audio, subtitles, data) an uploaded file may hold; counted from its header before it is probed in full, more ends failed (each stream is probed and decoded: many of them are a memory bomb)'),
+  mediaMemoryLimitMb: setting(Type.Optional(Type.Integer({ minimum: 0, maximum: 1048576 })), 'PLAYLINE_MEDIA_MEMORY_LIMIT_MB', '--media-memory-limit-mb', 'Virtual memory (RLIMIT_AS, set with prlimit from util-linux) each media process may map, in MiB: ffprobe, packaging, slicers and pushes; one that needs more fails alone (default: 2048 + 256 per CPU core, since x264 maps about 100 MiB per thread; 0: no limit)'),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -191,4 +200,15 @@ export function packagingLadderOf(config: Pick<Config, 'packagingLadder'>): numb
   const twice = rungs.find((r, i) => rungs.indexOf(r) !== i);
   if (twice !== undefined) throw refuse(`${twice}p is named twice (one rendition per rung)`);
   return rungs.sort((a, b) => b - a);
+}
+
+/**
+ * PLAYLINE_MEDIA_MEMORY_LIMIT_MB in bytes (0: no limit). Unset, it grows with the CPU cores: x264
+ * starts 1.5 threads per core in each rendition's encoder, and each maps about 100 MiB of address
+ * space (a 1080p ladder measured 1.2 GiB at 3 threads, 3.8 GiB at 24, 5.9 GiB at 48), so a fixed
+ * limit would either fail honest packaging on a large machine or bound nothing on a small one.
+ */
+export function mediaMemoryLimitBytesOf(config: Pick<Config, 'mediaMemoryLimitMb'>, cores = availableParallelism()): number {
+  const mb = config.mediaMemoryLimitMb ?? 2048 + 256 * cores;
+  return mb * 1024 * 1024;
 }

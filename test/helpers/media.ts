@@ -174,3 +174,31 @@ export function fragmentTiming(segment: Buffer): FragmentTrackTiming[] {
     return { trackId: tfhd.readUInt32BE(4), baseDecodeTime, firstPresentation };
   });
 }
+
+/**
+ * The timestamp-gap file of finding N7: `fps` frames (one second) of a tiny test pattern, then one
+ * more frame at `gapS` seconds, in Matroska. A few KB that declare a duration of `gapS`: packaged
+ * at a constant frame rate, the gap would be filled with `gapS` x `fps` repeated frames. The
+ * recipe's result is checked (the bitstream filter's time base is the muxer's, milliseconds).
+ */
+export async function makeGapFile(dir: string, name: string, options: { gapS?: number; fps?: number } = {}): Promise<string> {
+  const { gapS = 7200, fps = 60 } = options;
+  const path = await encodeOnce([
+    '-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=160x90:rate=${fps}:duration=1`,
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-bf', '0',
+    '-bsf:v', `setts=ts=if(eq(N\\,${fps - 1})\\,${gapS * 1000}\\,TS)`,
+  ], join(dir, name));
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', path]);
+  const declared = Number.parseFloat(stdout);
+  if (!(Math.abs(declared - gapS) < 1)) throw new Error(`the gap file declares ${stdout.trim()} s, not ${gapS} s: the recipe does not fit this ffmpeg`);
+  return path;
+}
+
+/** A Matroska file of `streams` video streams, each one tiny frame (finding N8's stream-count bomb, small). */
+export async function makeManyStreams(dir: string, name: string, streams: number): Promise<string> {
+  const args = ['-hide_banner', '-v', 'error', '-y'];
+  for (let i = 0; i < streams; i++) args.push('-f', 'lavfi', '-i', 'testsrc=size=64x36:rate=1:duration=1');
+  for (let i = 0; i < streams; i++) args.push('-map', `${i}:v`);
+  args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p');
+  return encodeOnce(args, join(dir, name));
+}

@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AssetFiles } from '../../src/modules/assets/asset-files.js';
-import { FfmpegPackager } from '../../src/modules/assets/asset-packager.js';
+import { FfmpegPackager, packagingLimitsOf } from '../../src/modules/assets/asset-packager.js';
+import { loadConfig } from '../../src/platform/config.js';
 import { FileMediaLibrary } from '../../src/modules/playback-edge/media-library.js';
 import { FakeClock } from '../../src/platform/clock.js';
 import { POSTER_FILE } from '../../src/platform/media/packaged-manifest.js';
@@ -30,7 +31,7 @@ describe('packaged media: the asset library writes, the playback edge reads', { 
     await files.prepare();
     await files.adoptUpload(await makeClip(scratch, 'clip.mp4', { seconds: 2, width: 160, height: 90 }), OWNER, ASSET);
     const attempt = await files.prepareAttempt(OWNER, ASSET, 1);
-    const packager = new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [90, 72], preset: 'ultrafast' });
+    const packager = new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [90, 72], preset: 'ultrafast', limits: packagingLimitsOf(loadConfig({})) });
     const outcome = await packager.package({ assetId: ASSET, source: files.sourcePath(OWNER, ASSET), ...attempt, signal: new AbortController().signal, onProgress: () => undefined });
     assert.deepEqual(outcome, { kind: 'packaged' });
     await files.publish(OWNER, ASSET, attempt.workDir);

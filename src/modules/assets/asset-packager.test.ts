@@ -1,14 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readPackagedManifest } from '../../platform/media/packaged-manifest.js';
-import { FfmpegPackager, type PackagingJob } from './asset-packager.js';
-import { codecsOfSegment, fragmentTiming, keyframeTimes, makeAudioOnly, makeClip, mediaToolsSkip } from '../../../test/helpers/media.js';
+import { loadConfig } from '../../platform/config.js';
+import { FfmpegPackager, packagingLimitsOf, type PackagingJob } from './asset-packager.js';
+import { codecsOfSegment, fragmentTiming, keyframeTimes, makeAudioOnly, makeClip, makeGapFile, makeManyStreams, mediaToolsSkip } from '../../../test/helpers/media.js';
 import { tracksOfInit } from '../../platform/media/fmp4-tracks.js';
+import { FakeClock } from '../../platform/clock.js';
+import type { PackagingLimits } from './asset-packager.js';
 
 const skip = await mediaToolsSkip();
 const run = promisify(execFile);
@@ -16,7 +19,7 @@ const run = promisify(execFile);
 describe('ffmpeg packager', { skip }, () => {
   let dir: string;
   let n = 0;
-  const packager = new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180, 144], preset: 'ultrafast' });
+  const packager = new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180, 144], preset: 'ultrafast', limits: packagingLimitsOf(loadConfig({})) });
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'playline-packager-'));
   });
@@ -76,7 +79,7 @@ describe('ffmpeg packager', { skip }, () => {
   test('at the default preset (B-frames), every segment is read alike by players that ignore the edit list (MSE, hls.js): its first frame is presented at its decode time, with the audio, and opens with SPS and PPS', async () => {
     const source = await makeClip(dir, 'bframes.mp4', { seconds: 5 });
     const job = jobFor(source);
-    const outcome = await new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180], preset: 'veryfast' }).package(job);
+    const outcome = await new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180], preset: 'veryfast', limits: packagingLimitsOf(loadConfig({})) }).package(job);
     assert.equal(outcome.kind, 'packaged', JSON.stringify(outcome));
     const [r] = (await readPackagedManifest(job.workDir)).renditions;
     assert.ok(r);
@@ -136,5 +139,72 @@ describe('ffmpeg packager', { skip }, () => {
     const outcome = await packager.package(job);
     assert.deepEqual(outcome, { kind: 'aborted' });
     assert.equal(existsSync(join(job.workDir, 'manifest.json')), false);
+  });
+
+  describe('budgets and limits (findings N7, N8)', () => {
+    const shipped = packagingLimitsOf(loadConfig({}));
+    const within = (limits: Partial<PackagingLimits>, clock = new FakeClock()) =>
+      new FfmpegPackager({ tools: { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }, ladder: [180, 144], preset: 'ultrafast', limits: { ...shipped, ...limits }, clock });
+    const outputOf = (job: PackagingJob) => readdirSync(job.workDir, { recursive: true }).filter((f) => f !== '.process.json');
+
+    test('a file with more streams than the cap is refused from its header count, before any probe decodes them', async () => {
+      const job = jobFor(await makeManyStreams(dir, 'streams12.mkv', 12));
+      const outcome = await within({ maxStreams: 8 }).package(job);
+      assert.deepEqual(outcome, { kind: 'failed', reason: 'The file has 12 streams; at most 8 (video, audio, subtitles and data together) are accepted' });
+      assert.deepEqual(outputOf(job), [], 'nothing encoded');
+      assert.equal((await within({ maxStreams: 12 }).package(jobFor(await makeManyStreams(dir, 'streams12.mkv', 12)))).kind, 'packaged', 'at the cap: packaged');
+    });
+
+    test('the timestamp-gap file (a few frames, then one at 2 h) is refused by the duration budget before any encoding', async () => {
+      const job = jobFor(await makeGapFile(dir, 'gap2h.mkv'));
+      const outcome = await within({ maxDurationS: 3600 }).package(job);
+      assert.equal(outcome.kind, 'failed');
+      assert.ok(outcome.kind === 'failed');
+      assert.match(outcome.reason, /^The video declares a duration of 7200 s \(2 h 0 min\); at most 3600 s \(1 h 0 min\) can be packaged/);
+      assert.deepEqual(job.progress, [], 'never started encoding');
+      assert.deepEqual(outputOf(job), []);
+      // The same file at 60 fps is 432,000 frames: the frame budget catches it too.
+      const frames = await within({ maxFrames: 100_000 }).package(jobFor(await makeGapFile(dir, 'gap2h.mkv')));
+      assert.ok(frames.kind === 'failed');
+      assert.match(frames.reason, /^The video would take 43200\d frames to package; at most 100000 are packaged on this server$/);
+    });
+
+    test('the wall-clock budget (the larger of a minimum and a factor of the duration) ends the run: failed, ffmpeg stopped', async () => {
+      const clock = new FakeClock();
+      // 0.01 x 7,200 s = 72 s, above the 60 s minimum.
+      const packager = within({ timeFactor: 0.01, minTimeMs: 60_000 }, clock);
+      const job = jobFor(await makeGapFile(dir, 'gap2h.mkv'));
+      let pid = 0;
+      let advanced = 0;
+      job.onProgress = () => {
+        pid ||= JSON.parse(readFileSync(job.markerFile, 'utf8')).pid as number;
+        // Past the 60 s minimum first: still running, since the budget is 72 s; then a second per progress step.
+        const step = advanced === 0 ? 60_000 : 1_000;
+        advanced += step;
+        clock.advance(step);
+      };
+      const outcome = await packager.package(job);
+      assert.deepEqual(outcome, { kind: 'failed', reason: 'Packaging was stopped after 72 s, the longest this server packages a video of this duration' });
+      assert.ok(advanced >= 72_000 && advanced <= 73_000, `stopped once its budget was spent (${advanced} ms)`);
+      assert.ok(pid > 0);
+      assert.equal(existsSync(`/proc/${pid}`), false, 'its ffmpeg is gone');
+    });
+
+    test('the output budget ends a run that writes more, failed with the reason', async () => {
+      const job = jobFor(await makeClip(dir, 'clip.mp4', { seconds: 9 }));
+      const outcome = await within({ maxOutputBytes: 20_000 }).package(job);
+      assert.deepEqual(outcome, { kind: 'failed', reason: 'Packaging was stopped: its output passed 20000 bytes, the most this server writes for one asset' });
+    });
+
+    test('every probe and ffmpeg runs under the memory limit: one that needs more fails alone, and the reason names the limit', async () => {
+      // Measured here: packaging a 320x180 clip maps ~640 MiB (x264 threads); ffprobe ~300 MiB.
+      const job = jobFor(await makeClip(dir, 'clip.mp4', { seconds: 9 }));
+      const outcome = await within({ memoryLimitBytes: 450 * 1024 * 1024 }).package(job);
+      assert.deepEqual(outcome, { kind: 'failed', reason: 'Packaging needed more than the 450 MiB of memory a media process may use on this server (too many or too large streams)' });
+      const probe = await within({ memoryLimitBytes: 64 * 1024 * 1024 }).package(jobFor(await makeClip(dir, 'clip.mp4', { seconds: 9 })));
+      assert.equal(probe.kind, 'failed');
+      assert.ok(probe.kind === 'failed');
+      assert.match(probe.reason, /64 MiB/);
+    });
   });
 });

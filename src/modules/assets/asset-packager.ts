@@ -1,12 +1,15 @@
 import { join } from 'node:path';
-import { confinedInput, probeFile } from '../../platform/media/ffprobe.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
+import { mediaMemoryLimitBytesOf, type Config } from '../../platform/config.js';
+import { confinedInput, countStreams, probeFile, type ProbeFailure } from '../../platform/media/ffprobe.js';
 import { FfmpegProgressParser, percentOf } from '../../platform/media/ffmpeg-progress.js';
-import { failureLine, runMediaProcess } from '../../platform/media/media-process.js';
+import { failureLine, reachedMemoryLimit, runMediaProcess, type MediaProcessResult } from '../../platform/media/media-process.js';
 import type { MediaToolPaths } from '../../platform/media/media-tools.js';
 import { writeProcessMarker } from '../../platform/media/process-marker.js';
 import { POSTER_FILE, writeManifest } from '../../platform/media/packaged-manifest.js';
 import { buildManifest } from './packaging-output.js';
-import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs } from './packaging-plan.js';
+import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs, tooManyStreams, type SourceBudgets } from './packaging-plan.js';
+import { PackagingWatch } from './packaging-watch.js';
 
 /** One packaging run of one asset. */
 export interface PackagingJob {
@@ -33,12 +36,39 @@ export interface AssetPackager {
   package(job: PackagingJob): Promise<PackagingOutcome>;
 }
 
+/** What one packaging may take: the source budgets, then those of the run itself. */
+export interface PackagingLimits extends SourceBudgets {
+  /** Bytes one job may write (PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES). */
+  maxOutputBytes: number;
+  /** Wall-clock budget: the larger of `minTimeMs` and `timeFactor` x the source's duration. */
+  timeFactor: number;
+  minTimeMs: number;
+  /** RLIMIT_AS of each ffprobe and ffmpeg (0: none). */
+  memoryLimitBytes: number;
+}
+
+/** The limits the settings give. */
+export function packagingLimitsOf(config: Config): PackagingLimits {
+  return {
+    maxDurationS: config.packagingMaxDurationS,
+    maxFrames: config.packagingMaxFrames,
+    maxStreams: config.mediaMaxStreams,
+    maxOutputBytes: config.packagingMaxOutputBytes,
+    timeFactor: config.packagingTimeFactor,
+    minTimeMs: config.packagingMinTimeS * 1000,
+    memoryLimitBytes: mediaMemoryLimitBytesOf(config),
+  };
+}
+
 export interface FfmpegPackagerOptions {
   tools: MediaToolPaths;
   /** Rung heights, highest first (PLAYLINE_PACKAGING_LADDER). */
   ladder: number[];
   /** x264 preset (PLAYLINE_PACKAGING_PRESET). */
   preset: string;
+  limits: PackagingLimits;
+  /** Times the wall-clock budget and the output checks. Default: the system clock. */
+  clock?: Clock;
 }
 
 /** Share of the progress bar that the encoding takes; the poster and manifest take the rest. */
@@ -64,36 +94,66 @@ export class FfmpegPackager implements AssetPackager {
       }
     };
 
-    const probe = await probeFile(ffprobe, job.source, job.signal);
-    if (!probe.ok) return probe.aborted ? { kind: 'aborted' } : { kind: 'failed', reason: `Not a media file that can be read (${hide(probe.reason)})` };
-    const described = describeSource(probe.media);
+    const { limits } = this.options;
+    const probing = { signal: job.signal, memoryLimitBytes: limits.memoryLimitBytes };
+    const unreadable = (probe: ProbeFailure): PackagingOutcome => {
+      if (probe.aborted) return { kind: 'aborted' };
+      if (probe.reachedMemoryLimit) return { kind: 'failed', reason: this.overMemory('Reading the file') };
+      return { kind: 'failed', reason: `Not a media file that can be read (${hide(probe.reason)})` };
+    };
+    // The streams are counted from the header before any probe decodes a frame of each.
+    const counted = await countStreams(ffprobe, job.source, probing);
+    if (!counted.ok) return unreadable(counted);
+    if (counted.streams > limits.maxStreams) return { kind: 'failed', reason: tooManyStreams(counted.streams, limits.maxStreams) };
+    const probe = await probeFile(ffprobe, job.source, probing);
+    if (!probe.ok) return unreadable(probe);
+    const described = describeSource(probe.media, limits);
     if (!described.ok) return { kind: 'failed', reason: described.reason };
     const source = described.source;
     const plan = planRenditions(this.options.ladder, source);
     const input = confinedInput(job.source);
 
-    let reported = -1;
-    const progress = new FfmpegProgressParser(({ outTimeUs }) => {
-      const percent = Math.min(99, Math.floor(percentOf(outTimeUs, source.durationS) * ENCODE_SHARE));
-      if (percent > reported) {
-        reported = percent;
-        job.onProgress(percent);
-      }
+    const watch = new PackagingWatch({
+      clock: this.options.clock ?? systemClock,
+      jobSignal: job.signal,
+      timeBudgetMs: Math.max(limits.minTimeMs, Math.ceil(limits.timeFactor * source.durationS * 1000)),
+      workDir: job.workDir,
+      maxOutputBytes: limits.maxOutputBytes,
     });
-    const encoded = await runMediaProcess(ffmpeg, packagingArgs(plan, source, { source: job.source, workDir: job.workDir }, this.options.preset, input), {
-      signal: job.signal,
-      killGraceMs: 0,
-      onSpawn: record,
-      onStdoutLine: (line) => progress.line(line),
-    });
-    if (encoded.aborted) return { kind: 'aborted' };
-    if (encoded.exitCode !== 0) return { kind: 'failed', reason: `Packaging failed (the file may be corrupt): ${hide(failureLine(encoded))}` };
+    const run = { signal: watch.signal, killGraceMs: 0, onSpawn: record, memoryLimitBytes: limits.memoryLimitBytes };
+    // A budget exceeded ends the run failed (never retried); the job's own abort ends it aborted.
+    const ended = async (result: MediaProcessResult, what: string, failed: string): Promise<PackagingOutcome | undefined> => {
+      await watch.checkOutput();
+      if (watch.exceeded !== undefined) return { kind: 'failed', reason: watch.exceeded };
+      if (result.aborted) return { kind: 'aborted' };
+      if (reachedMemoryLimit(result, limits.memoryLimitBytes)) return { kind: 'failed', reason: this.overMemory(what) };
+      if (result.exitCode !== 0) return { kind: 'failed', reason: `${failed}: ${hide(failureLine(result))}` };
+      return undefined;
+    };
+    try {
+      let reported = -1;
+      const progress = new FfmpegProgressParser(({ outTimeUs }) => {
+        const percent = Math.min(99, Math.floor(percentOf(outTimeUs, source.durationS) * ENCODE_SHARE));
+        if (percent > reported) {
+          reported = percent;
+          job.onProgress(percent);
+        }
+      });
+      const encoded = await runMediaProcess(ffmpeg, packagingArgs(plan, source, { source: job.source, workDir: job.workDir }, this.options.preset, input), {
+        ...run,
+        onStdoutLine: (line) => progress.line(line),
+      });
+      const encodeEnd = await ended(encoded, 'Packaging', 'Packaging failed (the file may be corrupt)');
+      if (encodeEnd) return encodeEnd;
 
-    const top = plan[0];
-    if (!top) return { kind: 'failed', reason: 'No rendition to package' };
-    const poster = await runMediaProcess(ffmpeg, posterArgs(top, source, join(job.workDir, POSTER_FILE), input), { signal: job.signal, killGraceMs: 0, onSpawn: record });
-    if (poster.aborted) return { kind: 'aborted' };
-    if (poster.exitCode !== 0) return { kind: 'failed', reason: `Could not take a poster frame: ${hide(failureLine(poster))}` };
+      const top = plan[0];
+      if (!top) return { kind: 'failed', reason: 'No rendition to package' };
+      const poster = await runMediaProcess(ffmpeg, posterArgs(top, source, join(job.workDir, POSTER_FILE), input), run);
+      const posterEnd = await ended(poster, 'Taking a poster frame', 'Could not take a poster frame');
+      if (posterEnd) return posterEnd;
+    } finally {
+      watch.stop();
+    }
 
     try {
       await writeManifest(job.workDir, await buildManifest(job.workDir, plan, SEGMENT_S));
@@ -101,5 +161,10 @@ export class FfmpegPackager implements AssetPackager {
       return { kind: 'failed', reason: `Packaging produced an incomplete output: ${hide((err as Error).message)}` };
     }
     return { kind: 'packaged' };
+  }
+
+  private overMemory(what: string): string {
+    const mib = Math.round(this.options.limits.memoryLimitBytes / 1048576);
+    return `${what} needed more than the ${mib} MiB of memory a media process may use on this server (too many or too large streams)`;
   }
 }

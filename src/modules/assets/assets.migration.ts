@@ -36,7 +36,26 @@ export const assetsMigration: Migration = {
   },
 };
 
+/**
+ * Whose turn it is to have a job claimed: each workspace's place in the round-robin of packaging
+ * (the claim counter's value at its last claim), so one workspace's many uploads never keep
+ * another's waiting behind them (finding N7).
+ */
+export const assetClaimTurnsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('asset_claim_turns')
+      .addColumn('workspace_id', 'varchar(64)', (c) => c.primaryKey())
+      .addColumn('turn', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('asset_claim_turns').execute();
+  },
+};
+
 /** The asset library's migrations by name (0700-0799; 0701 is the playback edge's). */
 export const assetMigrations: Record<string, Migration> = {
   '0700_assets': assetsMigration,
+  '0702_asset_claim_turns': assetClaimTurnsMigration,
 };

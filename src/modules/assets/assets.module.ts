@@ -9,7 +9,7 @@ import { mediaRootOf } from '../../platform/media/media-root.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import { AssetFiles } from './asset-files.js';
-import { FfmpegPackager, type AssetPackager } from './asset-packager.js';
+import { FfmpegPackager, packagingLimitsOf, type AssetPackager } from './asset-packager.js';
 import { registerAssetMetrics } from './assets.metrics.js';
 import { AssetRepository, deleteWorkspaceAssets } from './assets.repository.js';
 import { assetRoutes } from './assets.routes.js';
@@ -98,7 +98,7 @@ export function createAssets(deps: AssetsDeps): Assets {
     await files.prepare();
     const swept = await files.sweepUploads(clock.now(), embedded ? 'all' : STALE_UPLOAD_MS);
     if (swept > 0) log.warn({ uploads: swept }, 'removed uploads cut off by an earlier shutdown');
-    packager ??= new FfmpegPackager({ tools: found, ladder, preset: config.packagingPreset });
+    packager ??= new FfmpegPackager({ tools: found, ladder, preset: config.packagingPreset, limits: packagingLimitsOf(config), clock });
     tools = found;
     log.info({ mediaDir: files.root }, 'the asset library is available');
     await runner.start();

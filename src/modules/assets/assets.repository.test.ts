@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testEngines, type TestStorage } from '../../../test/helpers/engines.js';
-import { AssetRepository } from './assets.repository.js';
+import { AssetRepository, deleteWorkspaceAssets } from './assets.repository.js';
 
 const T0 = Date.UTC(2026, 10, 21, 10, 0, 0);
 const LEASE = 30_000;
@@ -121,6 +121,26 @@ for (const engine of await testEngines()) {
       assert.equal(await repo.exists(b.id), false);
       assert.equal(await repo.renewLease(b.id, { owner: 'old', attempt: 1 }, T0 + LEASE), false, 'a deleted asset loses its lease');
       await repo.delete(ws, a.id);
+    });
+
+    test('claims go round-robin across workspaces, FIFO within each: a workspace that queued first never holds another back (N7)', async () => {
+      // Workspaces of their own: none had a claim yet.
+      const [attacker, victim, third] = ['d', 'e', 'f'].map((c) => c.repeat(32)) as [string, string, string];
+      await s.storage.db.insertInto('workspaces').values([attacker, victim, third].map((id) => ({ id, name: id.slice(0, 1), created_at: T0 }))).execute();
+      // The attacker queues three uploads first; the victim queues two a little later.
+      const a = [await newAsset(attacker, T0 + 1), await newAsset(attacker, T0 + 2), await newAsset(attacker, T0 + 3)];
+      const b = [await newAsset(victim, T0 + 10), await newAsset(victim, T0 + 11)];
+      const claim = async (i: number) => (await repo.claimNext({ owner: `i${i}`, now: T0 + 100, leaseMs: LEASE }))?.assetId;
+      const order = [await claim(1), await claim(2)];
+      // A workspace that never had a claim goes before those that had one, whenever it queued.
+      const c = await newAsset(third, T0 + 50);
+      for (let i = 3; i <= 6; i++) order.push(await claim(i));
+      assert.deepEqual(order, [a[0]?.id, b[0]?.id, c.id, a[1]?.id, b[1]?.id, a[2]?.id]);
+      assert.equal(await claim(7), undefined);
+      // The turns of a deleted workspace go with its rows.
+      await s.storage.db.transaction().execute((trx) => deleteWorkspaceAssets(trx, third));
+      assert.equal((await s.storage.db.selectFrom('asset_claim_turns').select('turn').where('workspace_id', '=', third).execute()).length, 0);
+      for (const asset of [...a, ...b]) if (asset) await repo.delete(asset.workspaceId, asset.id);
     });
   });
 }

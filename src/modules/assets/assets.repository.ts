@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { Database } from '../../platform/db/schema.js';
 import { assetStates, type AssetState, type RenditionSummary } from './assets.schema.js';
@@ -114,13 +114,20 @@ export class AssetRepository implements AssetStore, AssetJobStore {
     });
   }
 
+  /**
+   * Claims the next job round-robin across workspaces: the workspace whose last claim is the
+   * oldest (or that never had one) goes first, and its oldest job; so a workspace that queued a
+   * hundred uploads delays another's next upload by one job at most (per free slot).
+   */
   async claimNext({ owner, now, leaseMs }: ClaimInput): Promise<ClaimedJob | undefined> {
     const candidates = await this.db
       .selectFrom('asset_jobs')
-      .select('asset_id')
-      .where((eb) => claimable(eb, now))
-      .orderBy('queued_at')
-      .orderBy('asset_id')
+      .leftJoin('asset_claim_turns', 'asset_claim_turns.workspace_id', 'asset_jobs.workspace_id')
+      .select('asset_jobs.asset_id')
+      .where((eb) => eb.or([eb('asset_jobs.lease_expires_at', 'is', null), eb('asset_jobs.lease_expires_at', '<=', now)]))
+      .orderBy(sql`coalesce(${sql.ref('asset_claim_turns.turn')}, 0)`)
+      .orderBy('asset_jobs.queued_at')
+      .orderBy('asset_jobs.asset_id')
       .limit(CLAIM_CANDIDATES)
       .execute();
     for (const { asset_id: assetId } of candidates) {
@@ -135,6 +142,14 @@ export class AssetRepository implements AssetStore, AssetJobStore {
           .executeTakeFirst();
         if (!job) return undefined;
         await trx.updateTable('assets').set({ state: 'processing', progress: 0, updated_at: now }).where('id', '=', assetId).execute();
+        // The workspace goes to the back of the round: after every other one's last claim.
+        const last = await trx.selectFrom('asset_claim_turns').select((eb) => eb.fn.max('turn').as('top')).executeTakeFirst();
+        const turn = Number(last?.top ?? 0) + 1;
+        await trx
+          .insertInto('asset_claim_turns')
+          .values({ workspace_id: job.workspace_id, turn })
+          .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ turn }))
+          .execute();
         return { assetId: job.asset_id, workspaceId: job.workspace_id, attempts: Number(job.attempts) };
       });
       if (claimed) return claimed;
@@ -247,5 +262,6 @@ function toAsset(row: AssetRow): AssetRecord {
 export async function deleteWorkspaceAssets(db: Db, workspaceId: string): Promise<number> {
   const jobs = await db.deleteFrom('asset_jobs').where('workspace_id', '=', workspaceId).executeTakeFirst();
   const assets = await db.deleteFrom('assets').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  await db.deleteFrom('asset_claim_turns').where('workspace_id', '=', workspaceId).execute();
   return Number(jobs.numDeletedRows) + Number(assets.numDeletedRows);
 }

@@ -31,9 +31,16 @@ export interface AssetJobTable {
   attempts: number;
 }
 
+/** A workspace's place in the packaging round-robin: the claim counter at its last claim (the lowest goes next). */
+export interface AssetClaimTurnTable {
+  workspace_id: string;
+  turn: number;
+}
+
 export interface AssetTables {
   assets: AssetTable;
   asset_jobs: AssetJobTable;
+  asset_claim_turns: AssetClaimTurnTable;
 }
 
 // The module adds its tables to the database's type itself, so platform/db names no module.

@@ -2,10 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
 import { MAX_RENDITIONS } from '../../platform/media/packaged-manifest.js';
-import { describeSource, packagingArgs, planRenditions, type SourceMedia } from './packaging-plan.js';
+import { describeSource as describeWithin, packagingArgs, planRenditions, type SourceBudgets, type SourceMedia } from './packaging-plan.js';
 
 const video = (extra: Partial<ProbedStream> = {}): ProbedStream => ({ index: 0, codec_type: 'video', codec_name: 'h264', width: 1920, height: 1080, avg_frame_rate: '30000/1001', ...extra });
 const media = (streams: ProbedStream[], duration = '12.5'): ProbedMedia => ({ streams, format: { duration } });
+/** Budgets no test source reaches, so each check is seen alone. */
+const NO_BUDGET: SourceBudgets = { maxDurationS: 800_000, maxFrames: 1e12, maxStreams: 1000 };
+const describeSource = (m: ProbedMedia) => describeWithin(m, NO_BUDGET);
 const source = (extra: Partial<SourceMedia> = {}): SourceMedia => ({ width: 1920, height: 1080, fps: '30/1', fpsValue: 30, durationS: 10, hasAudio: true, interlaced: false, ...extra });
 
 test('a plan always fits a packaged manifest: each rung once, highest first, at most MAX_RENDITIONS (the highest)', () => {
@@ -78,4 +81,26 @@ test('one ffmpeg run: forced keyframes every 4 s, fixed GOP, fMP4 HLS per rendit
   assert.ok(args.includes('anullsrc=channel_layout=stereo:sample_rate=48000'));
   assert.deepEqual(args.filter((_, i) => args[i - 1] === '-map'), ['[v0]', '1:a:0', '[v1]', '1:a:0']);
   assert.equal(args.at(-1), '/m/work/%v/playlist.m3u8');
+  // The last -t (the first is the silent track's input option) bounds the output.
+  const t = args.lastIndexOf('-t');
+  assert.equal(args[t + 1], '10.000', 'the output ends at the declared duration');
+  assert.ok(t > args.indexOf('-c:a') && t < args.indexOf('hls'), '-t is an output option');
+});
+
+test('budgets: too many streams, too long (a timestamp gap counts in full) or too many frames is refused before any encoding', () => {
+  const budgets: SourceBudgets = { maxDurationS: 3600, maxFrames: 200_000, maxStreams: 4 };
+  const reason = (m: ProbedMedia) => {
+    const check = describeWithin(m, budgets);
+    return check.ok ? 'ok' : check.reason;
+  };
+  assert.equal(reason(media([video()], '3600')), 'ok');
+  // The gap file of finding N7: a few frames, then one at 2 h.
+  assert.equal(reason(media([video({ avg_frame_rate: '60/1' })], '7200.016')),
+    'The video declares a duration of 7200 s (2 h 0 min); at most 3600 s (1 h 0 min) can be packaged on this server (a gap in its timestamps counts in full)');
+  // 3,600 s at 60 fps is 216,000 frames to encode.
+  assert.equal(reason(media([video({ avg_frame_rate: '60/1' })], '3600')), 'The video would take 216000 frames to package; at most 200000 are packaged on this server');
+  // A declared frame count is decoding work too (a 1,000 fps source packaged at 60).
+  assert.match(reason(media([video({ avg_frame_rate: '1000/1', nb_frames: '500000' })], '500')), /500000 frames/);
+  const many = Array.from({ length: 12 }, (_, index) => video({ index }));
+  assert.equal(reason(media(many)), 'The file has 12 streams; at most 4 (video, audio, subtitles and data together) are accepted');
 });

@@ -31,6 +31,13 @@ export interface RenditionPlan {
   audioKbps: number;
 }
 
+/** What one packaging may take on (PLAYLINE_PACKAGING_MAX_DURATION_S, _MAX_FRAMES, PLAYLINE_MEDIA_MAX_STREAMS). */
+export interface SourceBudgets {
+  maxDurationS: number;
+  maxFrames: number;
+  maxStreams: number;
+}
+
 export type SourceCheck = { ok: true; source: SourceMedia } | { ok: false; reason: string };
 
 const rational = (value: string | undefined): { num: number; den: number } | undefined => {
@@ -45,8 +52,14 @@ const rotationOf = (stream: ProbedStream): number => {
   return Number.isFinite(degrees) ? Math.abs(degrees) % 180 : 0;
 };
 
-/** Reads what packaging needs from ffprobe's description, or says why the file cannot be packaged. */
-export function describeSource(media: ProbedMedia): SourceCheck {
+/**
+ * Reads what packaging needs from ffprobe's description, or says why the file cannot be packaged:
+ * among the reasons, a source over the budgets (too many streams, too long, too many frames),
+ * refused before any encoding. The duration is the declared one, so a timestamp gap (a few frames,
+ * then one at 2 h, which the `fps` filter would fill with repeated frames) counts in full.
+ */
+export function describeSource(media: ProbedMedia, budgets: SourceBudgets): SourceCheck {
+  if (media.streams.length > budgets.maxStreams) return { ok: false, reason: tooManyStreams(media.streams.length, budgets.maxStreams) };
   const video = media.streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
   if (!video) {
     const audioOnly = media.streams.some((s) => s.codec_type === 'audio');
@@ -64,10 +77,19 @@ export function describeSource(media: ProbedMedia): SourceCheck {
   const durationS = Number(media.format.duration ?? video.duration);
   if (!Number.isFinite(durationS) || durationS <= 0) return { ok: false, reason: 'The file has no duration (an unfinished recording or a still image)' };
   if (durationS > MAX_DURATION_S) return { ok: false, reason: `The video is longer than ${Math.floor(MAX_DURATION_S / 3600)} hours, the most that can be packaged` };
+  if (durationS > budgets.maxDurationS) {
+    return { ok: false, reason: `The video declares a duration of ${seconds(durationS)}; at most ${seconds(budgets.maxDurationS)} can be packaged on this server (a gap in its timestamps counts in full)` };
+  }
 
   // A variable or unknown frame rate is packaged at a constant one: 30 fps unless the source says otherwise, 60 at most.
   const rate = rational(video.avg_frame_rate) ?? rational(video.r_frame_rate);
   const capped = !rate || rate.num / rate.den > 60 ? { num: rate ? 60 : 30, den: 1 } : rate;
+  const encoded = Math.ceil((durationS * capped.num) / capped.den);
+  const declared = Number(video.nb_frames ?? 0);
+  const frames = Math.max(encoded, Number.isFinite(declared) ? declared : 0);
+  if (frames > budgets.maxFrames) {
+    return { ok: false, reason: `The video would take ${frames} frames to package; at most ${budgets.maxFrames} are packaged on this server` };
+  }
   return {
     ok: true,
     source: {
@@ -81,6 +103,16 @@ export function describeSource(media: ProbedMedia): SourceCheck {
     },
   };
 }
+
+/** Why a file with too many streams is refused (the same words from the header count and the full probe). */
+export const tooManyStreams = (streams: number, max: number): string =>
+  `The file has ${streams} streams; at most ${max} (video, audio, subtitles and data together) are accepted`;
+
+/** A duration for a failure reason: `7200 s (2 h 0 min)`. */
+const seconds = (s: number): string => {
+  const whole = Math.round(s);
+  return whole >= 3600 ? `${whole} s (${Math.floor(whole / 3600)} h ${Math.floor((whole % 3600) / 60)} min)` : `${whole} s`;
+};
 
 const even = (value: number) => Math.max(2, Math.round(value / 2) * 2);
 
@@ -144,6 +176,8 @@ export function packagingArgs(plan: readonly RenditionPlan[], source: SourceMedi
   args.push('-c:a', 'aac', '-ac', '2', '-ar', '48000');
   // Timing and parameter sets every player reads alike (a preroll then the content, see fmp4-for-players.ts).
   args.push(...H264_IN_BAND_PARAMETER_SETS, ...FMP4_SEGMENT_OPTIONS);
+  // The output ends at the declared duration, whatever timestamps the source holds beyond it.
+  args.push('-t', source.durationS.toFixed(3));
   args.push(
     '-f', 'hls', '-hls_time', String(SEGMENT_S), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4', '-hls_flags', 'independent_segments',
     '-hls_fmp4_init_filename', 'init.mp4', '-hls_segment_filename', `${paths.workDir}/%v/seg_%05d.m4s`,

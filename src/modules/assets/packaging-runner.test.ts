@@ -12,7 +12,7 @@ import { AssetFiles } from './asset-files.js';
 import type { AssetPackager, PackagingJob, PackagingOutcome } from './asset-packager.js';
 import type { LeaseFence, PackagedResult } from './asset-store.js';
 import { AssetRepository } from './assets.repository.js';
-import { PackagingRunner } from './packaging-runner.js';
+import { DELETION_CHECK_MS, PackagingRunner } from './packaging-runner.js';
 
 const LEASE = 30_000;
 const WS = 'c'.repeat(32);
@@ -277,5 +277,23 @@ describe('packaging runner', () => {
     await eventually(() => r.runningCount() === 0, 'stopped');
     await eventually(async () => !(await files.hasSource(WS, deleted)), 'files removed');
     assert.equal(existsSync(assetWorkDir(files.root, WS, deleted)), false);
+  });
+
+  test('an asset deleted through another instance stops its packaging here at the next look (not a lease third later); the next job goes on', async () => {
+    const packager = new ManualPackager();
+    const deleted = await upload();
+    const next = await upload();
+    const r = runner(packager, { exclusive: false });
+    await r.start();
+    await eventually(() => packager.calls.length === 1, 'running');
+    assert.equal(packager.calls[0]?.job.assetId, deleted);
+    assert.equal(await repo.delete(WS, deleted), true); // through another instance: no cancel() here
+    clock.advance(DELETION_CHECK_MS);
+    assert.ok(DELETION_CHECK_MS < LEASE / 3);
+    await eventually(() => packager.calls[0]?.job.signal.aborted === true, 'its packaging stopped');
+    await eventually(async () => !(await files.hasSource(WS, deleted)) && !existsSync(files.assetDir(WS, deleted)), 'its files removed');
+    assert.equal(existsSync(assetWorkDir(files.root, WS, deleted)), false);
+    await eventually(() => packager.calls.length === 2, 'the slot taken by the next job');
+    assert.equal(packager.calls[1]?.job.assetId, next);
   });
 });

@@ -25,7 +25,15 @@ export interface PackagingRunnerOptions {
   maxAttempts?: number;
   /** Called for each job that ends failed (metrics). */
   onFailed?: () => void;
+  /**
+   * How often a running job looks whether its asset still exists (deleted through another
+   * instance, the only news of it here). Default DELETION_CHECK_MS.
+   */
+  deletionCheckMs?: number;
 }
+
+/** A deletion through another instance stops the packaging here within this long (not a lease third). */
+export const DELETION_CHECK_MS = 2_000;
 
 /**
  * Packages uploaded assets in the background, at most `concurrency` at once. A job is claimed
@@ -121,6 +129,14 @@ export class PackagingRunner {
       },
       onError: (err) => log.warn({ err, assetId }, 'could not renew a packaging lease'),
     });
+    // Deleted through another instance: the asset row is gone. Its ffmpeg stops at the next look.
+    let deletedElsewhere = false;
+    const deletion = everyInterval(clock, this.options.deletionCheckMs ?? DELETION_CHECK_MS, async () => {
+      if (await store.exists(assetId)) return true;
+      deletedElsewhere = true;
+      controller.abort();
+      return false;
+    }, (err) => log.warn({ ...context, err }, 'could not look whether a packaged asset still exists'));
     let progressWrites = Promise.resolve();
     let outcome: PackagingOutcome;
     try {
@@ -140,10 +156,11 @@ export class PackagingRunner {
       outcome = { kind: 'failed', reason: `Internal packaging error (asset ${assetId})` };
     } finally {
       renewal.stop();
+      deletion.stop();
     }
     await progressWrites;
 
-    const cancelled = this.cancelled.has(assetId);
+    const cancelled = this.cancelled.has(assetId) || deletedElsewhere;
     if (cancelled || leaseLost) {
       // Deleted (here or on another instance): its files go. Taken over: the new holder owns them.
       if (cancelled || !(await store.exists(assetId))) await files.removeAll(owner, assetId);
@@ -194,4 +211,34 @@ export class PackagingRunner {
     await this.options.files.removeAll(job.workspaceId, job.assetId);
     this.options.log.warn({ assetId: job.assetId, owner: job.workspaceId, reason }, 'asset packaging failed');
   }
+}
+
+/**
+ * Calls `check` every `ms` of the clock's time until it answers false or `stop` is called; a
+ * check that throws is reported and tried again at the next interval.
+ */
+function everyInterval(clock: Clock, ms: number, check: () => Promise<boolean>, onError: (err: unknown) => void): { stop(): void } {
+  let stopped = false;
+  let cancel: (() => void) | undefined;
+  const schedule = (): void => {
+    if (stopped) return;
+    cancel = clock.setTimer(() => {
+      check().then(
+        (again) => {
+          if (again) schedule();
+        },
+        (err: unknown) => {
+          onError(err);
+          schedule();
+        },
+      );
+    }, ms);
+  };
+  schedule();
+  return {
+    stop: () => {
+      stopped = true;
+      cancel?.();
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../../platform/clock.js';
-import { listSetting, type Config, type DeploymentMode } from '../../platform/config.js';
+import { listSetting, mediaMemoryLimitBytesOf, type Config, type DeploymentMode } from '../../platform/config.js';
+import { memoryLimitedRunner } from '../../platform/media/media-process.js';
 import { AppError } from '../../platform/errors.js';
 import type { Storage } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
@@ -149,6 +150,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       log,
       restart: restartSettingsOf(config),
       stallMs: config.slicerStallMs,
+      run: memoryLimitedRunner(mediaMemoryLimitBytesOf(config)),
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPush: { baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
     });

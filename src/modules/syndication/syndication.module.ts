@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
-import { listSetting, type Config } from '../../platform/config.js';
+import { listSetting, mediaMemoryLimitBytesOf, type Config } from '../../platform/config.js';
+import { memoryLimitedRunner } from '../../platform/media/media-process.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
@@ -107,6 +108,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
           ...(deps.probeCa ? { ca: deps.probeCa } : {}),
           stallMs: config.publishStallMs,
           restart: restartSettingsOf(config),
+          run: memoryLimitedRunner(mediaMemoryLimitBytesOf(config)),
         })
       : undefined;
   const pullHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

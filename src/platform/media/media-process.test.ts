@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { failureLine, runMediaProcess, succeeded, type MediaProcessResult } from './media-process.js';
+import { failureLine, memoryLimitedRunner, reachedMemoryLimit, runMediaProcess, succeeded, type MediaProcessResult } from './media-process.js';
+import { mediaToolsSkip } from '../../../test/helpers/media.js';
 
 const node = process.execPath;
 
@@ -89,4 +90,18 @@ test('a measured stdout is counted, not kept; stderr lines a caller takes (progr
   assert.deepEqual(taken, ['out_time_us=40000']);
   assert.deepEqual(result.stderrTail, ['a real error']);
   assert.equal(result.stdout, '');
+});
+
+test('a memory limit (RLIMIT_AS through prlimit) makes a tool that needs more fail alone, and says so; the same run without it succeeds', { skip: await mediaToolsSkip() }, async () => {
+  // x264 on 1080p maps far more than 400 MiB (threads, lookahead): refused at its first allocations.
+  const args = ['-hide_banner', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1920x1080:rate=25', '-frames:v', '3', '-c:v', 'libx264', '-f', 'null', '-'];
+  let pid = 0;
+  const limited = await memoryLimitedRunner(400 * 1024 * 1024)('ffmpeg', args, { onSpawn: (p) => (pid = p) });
+  assert.notEqual(limited.exitCode, 0);
+  assert.equal(reachedMemoryLimit(limited, 400 * 1024 * 1024), true, limited.stderrTail.join('\n'));
+  assert.ok(pid > 0);
+  const free = await runMediaProcess('ffmpeg', args, {});
+  assert.equal(free.exitCode, 0, free.stderrTail.join('\n'));
+  assert.equal(reachedMemoryLimit(free, 400 * 1024 * 1024), false);
+  assert.equal(reachedMemoryLimit(limited, 0), false, 'no limit, no such verdict');
 });

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 
@@ -23,6 +25,12 @@ export interface MediaProcessOptions {
   onStdoutBytes?: (bytes: number) => void;
   /** Each stderr line first; returning true takes it (e.g. progress written to stderr), so it is not in the failure tail. */
   onStderrLine?: (line: string) => boolean;
+  /**
+   * The most virtual memory (RLIMIT_AS, bytes) the process may map; undefined or 0: no limit.
+   * Set with `prlimit --as=<bytes> --`, which execs the tool (same pid, same command line after
+   * it), so a decoding bomb fails to allocate and ends alone instead of drawing the host's OOM killer.
+   */
+  memoryLimitBytes?: number;
 }
 
 /** How a media process ended. Never thrown: the caller decides what a failure means. */
@@ -60,7 +68,9 @@ export function runMediaProcess(command: string, args: readonly string[], option
       resolve({ exitCode: null, signal: null, aborted: true, spawnError: undefined, stdout: '', stderrTail: [] });
       return;
     }
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
+    const limit = prlimitAvailable() ? (options.memoryLimitBytes ?? 0) : 0;
+    const [file, argv] = limit > 0 ? [PRLIMIT, [`--as=${Math.floor(limit)}`, '--', command, ...args]] : [command, args];
+    const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
     // The process may end before it read everything (EPIPE): that is its end, reported by 'close'.
     child.stdin.on('error', () => undefined);
     // Nothing to read unless a stream is given: the tool sees its stdin end at once.
@@ -114,6 +124,35 @@ export function runMediaProcess(command: string, args: readonly string[], option
       resolve({ exitCode, signal, aborted, spawnError, stdout, stderrTail });
     });
   });
+}
+
+/** `runMediaProcess` with every process under a memory limit (PLAYLINE_MEDIA_MEMORY_LIMIT_MB; 0: none). */
+export const memoryLimitedRunner = (memoryLimitBytes: number): ProcessRunner =>
+  (command, args, options) => runMediaProcess(command, args, { memoryLimitBytes, ...options });
+
+/** util-linux's prlimit, looked up in PATH (Debian: always installed). */
+export const PRLIMIT = 'prlimit';
+
+let prlimitFound: boolean | undefined;
+
+/**
+ * Whether prlimit is on the PATH (looked for once). Without it (not Linux, a minimal image) the
+ * tools run with no memory limit rather than not at all; the runtime warns at start-up.
+ */
+export function prlimitAvailable(): boolean {
+  prlimitFound ??= (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, PRLIMIT)));
+  return prlimitFound;
+}
+
+/**
+ * Whether a process run under `memoryLimitBytes` most likely ended because it reached the limit:
+ * the tools say "Cannot allocate memory" (ENOMEM) or die on a failed allocation (SIGSEGV, SIGABRT,
+ * SIGBUS: a library that does not check malloc's answer).
+ */
+export function reachedMemoryLimit(result: MediaProcessResult, memoryLimitBytes: number | undefined): boolean {
+  if (!memoryLimitBytes || result.aborted || result.exitCode === 0) return false;
+  if (result.signal === 'SIGSEGV' || result.signal === 'SIGABRT' || result.signal === 'SIGBUS') return true;
+  return result.stderrTail.some((line) => /cannot allocate memory|out of memory|ENOMEM|failed to allocate|malloc of size \d+ failed|failed to map segment|std::bad_alloc/i.test(line));
 }
 
 /** One line that says why a tool failed: the last stderr line, or how it ended. */

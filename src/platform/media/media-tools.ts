@@ -1,5 +1,5 @@
 import type { BackgroundWork } from '../background-work.js';
-import { failureLine, runMediaProcess } from './media-process.js';
+import { failureLine, prlimitAvailable, runMediaProcess } from './media-process.js';
 
 /** ffmpeg and ffprobe as found at start-up. */
 export interface MediaToolPaths {
@@ -65,8 +65,10 @@ export function mediaToolsLookup(options: MediaToolsLookupOptions): MediaToolsLo
       name: 'media tools',
       start: async () => {
         tools = await (options.discover ?? discoverMediaTools)(options.paths);
-        if (tools.available) options.log.info({ ffmpeg: tools.ffmpegVersion, ffprobe: tools.ffprobeVersion }, 'media tools found');
-        else options.log.warn({ reason: tools.reason }, 'media tools missing: media routes answer 503 media_tools_missing, everything else works');
+        if (tools.available) {
+          options.log.info({ ffmpeg: tools.ffmpegVersion, ffprobe: tools.ffprobeVersion }, 'media tools found');
+          if (!prlimitAvailable()) options.log.warn({}, 'prlimit (util-linux) not found: media processes run without the PLAYLINE_MEDIA_MEMORY_LIMIT_MB limit');
+        } else options.log.warn({ reason: tools.reason }, 'media tools missing: media routes answer 503 media_tools_missing, everything else works');
       },
       stop: () => Promise.resolve(),
     },
