@@ -52,8 +52,8 @@ describe('live profiles: segments timed as players read them (real ffmpeg)', { s
       const timing = new Map(fragmentTiming(readFileSync(join(dir, segment.uri))).map((t) => [t.trackId, t]));
       const v = timing.get(video.id);
       assert.ok(v, `${segment.uri}: a video fragment`);
-      const shown = v.firstPresentation / video.timescale;
-      const decode = v.baseDecodeTime / video.timescale;
+      const shown: number = v.firstPresentation / video.timescale;
+      const decode: number = v.baseDecodeTime / video.timescale;
       assert.equal(shown, decode, `${playlist} ${segment.uri}: the first frame is shown at the fragment's decode time (shown ${shown}, decode ${decode})`);
       if (segment === media.segments[0]) {
         const a = timing.get(audio.id);
