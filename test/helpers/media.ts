@@ -202,3 +202,19 @@ export async function makeManyStreams(dir: string, name: string, streams: number
   args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p');
   return encodeOnce(args, join(dir, name));
 }
+
+/**
+ * The H.264 NAL unit types (7 SPS, 8 PPS, 5 IDR slice...) of a segment's first video sample, read
+ * after its init segment: whether its keyframe carries its own parameter sets.
+ */
+export async function firstVideoNalTypes(init: string, segment: string, scratch: string): Promise<number[]> {
+  const joined = join(scratch, `nal-${Date.now()}-${Math.random().toString(16).slice(2)}.mp4`);
+  await writeFile(joined, Buffer.concat([await readFile(init), await readFile(segment)]));
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_packets', '-show_data', '-read_intervals', '%+#1', '-of', 'json', joined]);
+  const data = (JSON.parse(stdout) as { packets: Array<{ data?: string }> }).packets[0]?.data ?? '';
+  const sample = Buffer.from(data.split('\n').map((line) => line.slice(10, 50).replaceAll(' ', '')).join(''), 'hex');
+  const types: number[] = [];
+  // Each NAL unit after its 4-byte length.
+  for (let at = 0; at + 4 < sample.length; at += 4 + sample.readUInt32BE(at)) types.push((sample[at + 4] ?? 0) & 0x1f);
+  return types;
+}

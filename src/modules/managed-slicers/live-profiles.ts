@@ -1,3 +1,4 @@
+import { FMP4_SEGMENT_OPTIONS, H264_IN_BAND_PARAMETER_SETS } from '../../platform/media/fmp4-for-players.js';
 import { LIVE_INDEX_FILE, LIVE_SINGLE_PLAYLISTS } from '../../platform/media/media-layout.js';
 import type { OutputProfile } from './managed-slicers.schema.js';
 
@@ -46,7 +47,10 @@ export interface LiveOutputOptions {
  * ffmpeg's output arguments for a profile, written into the current directory (the process
  * runs with the slicer's output directory as its working directory): `index.m3u8` is always a
  * multivariant playlist, each rendition a rolling live window of fMP4 segments whose numbers
- * come from the wall clock, so they keep growing across restarts of the process.
+ * come from the wall clock, so they keep growing across restarts of the process. Segments are
+ * timed as packaged ones are (fmp4-for-players.ts): each one's first frame is presented at its
+ * decode time, which MSE players (hls.js) need when the source or x264 uses B-frames; that holds
+ * for stream copy too (`passthrough`). Transcoded video also repeats SPS and PPS before every keyframe.
  */
 export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOptions): string[] {
   const hls = [
@@ -59,6 +63,7 @@ export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOption
     '-hls_start_number_source', 'datetime',
     '-master_pl_name', LIVE_INDEX_FILE,
     '-hls_fmp4_init_filename', 'init.mp4',
+    ...FMP4_SEGMENT_OPTIONS,
   ];
   if (profile === 'passthrough') {
     // Repackaging only: the source's codecs as they come (ADTS AAC from MPEG-TS needs its header rewritten for MP4).
@@ -70,7 +75,7 @@ export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOption
   const ladder = liveLadders[profile];
   const args: string[] = [];
   ladder.forEach(() => args.push('-map', '0:v', '-map', '0:a'));
-  args.push('-c:v', 'libx264', '-preset', options.preset, '-pix_fmt', 'yuv420p', '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${LIVE_SEGMENT_S})`);
+  args.push('-c:v', 'libx264', '-preset', options.preset, '-pix_fmt', 'yuv420p', '-sc_threshold', '0', '-force_key_frames', `expr:gte(t,n_forced*${LIVE_SEGMENT_S})`, ...H264_IN_BAND_PARAMETER_SETS);
   ladder.forEach((r, i) => {
     args.push(`-filter:v:${i}`, `scale=-2:${r.height}`, `-b:v:${i}`, `${r.videoKbps}k`, `-maxrate:v:${i}`, `${Math.round(r.videoKbps * 1.1)}k`, `-bufsize:v:${i}`, `${r.videoKbps * 2}k`);
   });

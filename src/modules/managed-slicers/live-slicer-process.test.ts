@@ -62,6 +62,26 @@ describe('LiveSlicerProcess', () => {
     assert.equal(runs.runs.length, 3);
   });
 
+  test('each advance of the output is passed on (the live window\'s index keeper runs then)', async () => {
+    const clock = new FakeClock();
+    const runs = new FakeProcessRunner();
+    let advanced = 0;
+    const p = new LiveSlicerProcess({
+      command: 'ffmpeg', before: [], input: async () => ({ args: [] }), after: [], run: runs.run, clock,
+      restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 }, stallMs: 10_000,
+      onProgress: () => advanced++,
+    });
+    p.start();
+    await settle();
+    runs.last().progress({ totalSize: 0, outTimeUs: 0 });
+    assert.equal(advanced, 0, 'no output yet');
+    runs.last().progress({ totalSize: 125_000, outTimeUs: 1_000_000 });
+    runs.last().progress({ totalSize: 125_000, outTimeUs: 1_000_000 });
+    runs.last().progress({ totalSize: 250_000, outTimeUs: 2_000_000 });
+    assert.equal(advanced, 2);
+    await p.stop();
+  });
+
   test('a process that ends without media is started again after a backoff that doubles up to its cap, with the reason shown meanwhile', async () => {
     const clock = new FakeClock();
     const runs = new FakeProcessRunner();

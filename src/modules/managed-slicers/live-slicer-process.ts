@@ -32,6 +32,8 @@ export interface LiveProcessOptions {
   onRestart?: () => void;
   /** Called as each run ends (not at stop): logs. */
   onRunEnd?: (end: RunEnd) => void;
+  /** Called each time the output advanced (about twice a second while live): the window's index keeper. */
+  onProgress?: () => void;
 }
 
 const shown: Record<SupervisedState, LiveState> = {
@@ -78,6 +80,7 @@ export class LiveSlicerProcess {
       },
       ...(marker ? { marker: { file: marker.file, ...(marker.onError ? { onError: marker.onError } : {}) } } : {}),
       ...(options.onRestart ? { onRestart: options.onRestart } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       onRunEnd: (end) => {
         this.ranBefore = true;
         options.onRunEnd?.(end);

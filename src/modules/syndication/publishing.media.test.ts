@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { systemClock } from '../../platform/clock.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { livePlaylistPath } from '../../platform/media/media-layout.js';
+import { liveDir, livePlaylistPath } from '../../platform/media/media-layout.js';
+import { parseMediaPlaylist } from '../../platform/media/hls-media-playlist.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
@@ -33,7 +34,11 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     dir = await mkdtemp(join(tmpdir(), 'playline-publish-'));
     t = await createTestApp({
       clock: systemClock,
-      env: { PLAYLINE_PUBLISHER: 'ffmpeg', PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug' },
+      env: {
+        PLAYLINE_PUBLISHER: 'ffmpeg', PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_LOG_LEVEL: 'debug',
+        // One real slicer (hls push: it takes no ingest port) for publishing from what a slicer writes.
+        PLAYLINE_SLICER_PROVISIONER: 'ffmpeg', PLAYLINE_PUBLIC_HOST: '127.0.0.1', PLAYLINE_REGIONS: 'us-west-2',
+      },
       logDestination: { write: (line: string) => void logs.push(line) },
     });
     await eventually(() => t.runtime.assets.tools()?.available === true, 'ffmpeg was found');
@@ -188,6 +193,65 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     assert.equal((await t.app.inject({ method: 'GET', url: path.replace('playlist.m3u8', '..%2Fsecret.key') })).statusCode, 404);
     await t.client.syndication.scheduleAction(created.id, 'stop');
     assert.equal((await t.app.inject({ method: 'GET', url: path })).statusCode, 404, 'nothing is served once the schedule stopped');
+  });
+
+  test('from an hls push slicer (passthrough: ffmpeg writes its index.m3u8 without a variant): an RTMP push delivers the media; the pull URL serves the window', { timeout: 150_000 }, async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    t.runtime.managedSlicers.listening(Number(new URL(address).port));
+    const slicer = await t.client.managedSlicers.create({ name: 'Pushed', region: 'us-west-2', ingest_protocol: 'hls', output_profile: 'passthrough' });
+    let ingestUrl: string | null | undefined;
+    await eventually(async () => typeof (ingestUrl = (await t.client.managedSlicers.get(slicer.id)).ingest_url) === 'string', 'the slicer shows its ingest URL', 60_000);
+    // The encoder PUTs MPEG-TS HLS to the slicer, whose ffmpeg copies it (stream copy of its HLS reader: no bit rate known).
+    const encoder = spawn('ffmpeg', [
+      '-hide_banner', '-nostdin', '-loglevel', 'quiet', '-re', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25', '-f', 'lavfi', '-i', 'sine=sample_rate=48000',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '25', '-c:a', 'aac', '-b:a', '64k',
+      '-f', 'hls', '-hls_time', '1', '-hls_list_size', '4', '-hls_flags', 'delete_segments', '-method', 'PUT', ingestUrl as string,
+    ], { stdio: 'ignore' });
+    const window = liveDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id);
+    const port = await freePort('tcp');
+    const key = `sk_${randomBytes(12).toString('hex')}`;
+    const recording = join(dir, 'from-hls-push.flv');
+    const receiver = startReceiver(['-listen', '1', '-i', `rtmp://127.0.0.1:${port}/live/${key}`], recording);
+    const scheduled: string[] = [];
+    try {
+      const mediaPlaylist = join(window, 'media_main.m3u8');
+      await eventually(() => existsSync(mediaPlaylist) && parseMediaPlaylist(readFileSync(mediaPlaylist, 'utf8')).segments.length >= 3, 'three segments in the live window', 60_000);
+      await receiverListening('rtmp', port);
+      const target = await t.client.syndication.createTarget({ platform: 'Custom', target_protocol: 'rtmp', target_stream: `rtmp://127.0.0.1:${port}/live/${key}` });
+      const created = await t.client.syndication.createSchedule({ syndication_target_id: target.id, content_id: slicer.id, content_type: 'e', region: 'us-west-2' });
+      scheduled.push(created.id);
+      const started = await t.client.syndication.scheduleAction(created.id, 'start');
+      assert.equal(started.status, 'active', `started: ${started.error ?? ''}`);
+      await eventually(() => receiver.outTimeUs() >= 3_000_000, 'the receiver recorded 3 s', 60_000);
+      assert.deepEqual(await statusOf(target.id, created.id), { target: 'active', schedule: 'active', error: null });
+      await receiver.kill();
+      const recorded = await videoSeconds(recording);
+      assert.ok(recorded >= 2.5, `video arrived (ffprobe): ${recorded} s`);
+      // On disk too, for every reader of the window: the variant ffmpeg left out, described.
+      const onDisk = readFileSync(join(window, 'index.m3u8'), 'utf8');
+      assert.match(onDisk, /^#EXT-X-STREAM-INF:BANDWIDTH=\d+,AVERAGE-BANDWIDTH=\d+,CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2",RESOLUTION=160x90,FRAME-RATE=25\.000\nmedia_main\.m3u8$/m, onDisk);
+
+      const pull = await t.client.syndication.createTarget({ platform: 'Custom', target_protocol: 'hls' });
+      const pulled = await t.client.syndication.createSchedule({ syndication_target_id: pull.id, content_id: slicer.id, content_type: 'e', region: 'us-west-2' });
+      scheduled.push(pulled.id);
+      assert.equal((await t.client.syndication.scheduleAction(pulled.id, 'start')).status, 'active');
+      const path = new URL((await t.client.syndication.getTarget(pull.id)).target_stream ?? '').pathname;
+      const multivariant = await t.app.inject({ method: 'GET', url: path });
+      assert.equal(multivariant.statusCode, 200);
+      assert.match(multivariant.body, /#EXT-X-STREAM-INF:BANDWIDTH=\d+,[^\n]*CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"[^\n]*\nmedia_main\.m3u8\n/, multivariant.body);
+      const media = await t.app.inject({ method: 'GET', url: path.replace(/playlist\.m3u8$/, 'media_main.m3u8') });
+      assert.equal(media.statusCode, 200);
+      const segment = parseMediaPlaylist(media.body).segments[0]?.uri;
+      assert.ok(segment, media.body);
+      const bytes = await t.app.inject({ method: 'GET', url: path.replace(/playlist\.m3u8$/, segment) });
+      assert.equal(bytes.statusCode, 200);
+      assert.ok(bytes.rawPayload.length > 0);
+    } finally {
+      for (const id of scheduled) await t.client.syndication.scheduleAction(id, 'stop');
+      encoder.kill('SIGKILL');
+      await receiver.kill();
+      await t.client.managedSlicers.delete(slicer.id);
+    }
   });
 
   const problem = (body: unknown) => (typeof body === 'string' ? JSON.parse(body) : body) as { code: string; detail: string };

@@ -13,6 +13,9 @@ const SEGMENT_HEAD_BYTES = 64 * 1024;
 /** Init segments remembered (one per live rendition being played). */
 const CACHED_INITS = 512;
 
+/** Whether a live `index.m3u8` names no variant (and is no media playlist either): the one ffmpeg writes for stream copy of a pushed HLS source. */
+export const namesNoVariant = (index: string): boolean => !index.includes('#EXT-X-STREAM-INF:') && !index.includes('#EXTINF');
+
 /** What a variant holds, as measured from its window now. */
 export interface VariantDescription {
   /** Peak segment bitrate of the window (segment bytes × 8 / EXTINF), bit/s; undefined without segments. */
@@ -69,9 +72,11 @@ export class LiveStreamDescriber {
    * ("Bandwidth info not available"): stream copy of a pushed HLS source (hls push, `passthrough`)
    * gets an index with no variant at all, which no player can play. Such an index gets its one
    * variant back, the window's single media playlist, as soon as it holds a segment to measure.
+   * The slicer writes the same into the file (LiveIndexKeeper, live-index.ts); this covers the
+   * moments before it does.
    */
   private async withSingleVariant(dir: string, index: string): Promise<string> {
-    if (index.includes('#EXT-X-STREAM-INF:') || index.includes('#EXTINF')) return index;
+    if (!namesNoVariant(index)) return index;
     for (const playlist of LIVE_SINGLE_PLAYLISTS) {
       const described = await this.describeVariant(join(dir, playlist)).catch(() => undefined);
       if (described?.peakBps !== undefined) return `${index.trimEnd()}\n#EXT-X-STREAM-INF:BANDWIDTH=${described.peakBps}\n${playlist}\n`;
