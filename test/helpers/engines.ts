@@ -14,7 +14,7 @@ let postgresReachable: Promise<string | null> | undefined;
 /** Null when PostgreSQL answers; otherwise why not. */
 export function postgresProblem(): Promise<string | null> {
   postgresReachable ??= (async () => {
-    const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 2000 });
+    const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 10_000 });
     try {
       await client.connect();
       await client.query('select 1');

@@ -20,7 +20,7 @@ let reachable: Promise<string | null> | undefined;
 /** Null when Redis answers PING; otherwise why not. */
 export function redisProblem(): Promise<string | null> {
   reachable ??= (async () => {
-    const client = new Redis(testRedisUrl, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis(testRedisUrl, { lazyConnect: true, connectTimeout: 10_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => undefined);
     try {
       await client.connect();
