@@ -112,7 +112,12 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     // until the file is in place (then it counts there). Decided once the body is in: encoders
     // (ffmpeg) send a whole segment and half-close at once, so a wait before the body is read
     // would lose it. A refused body is removed (it is at most HLS_PUSH_MAX_BYTES, within the bytes in flight).
-    push.hold = await receiver.quota.admit(push.owner, push.slicer, push.grant.dir, push.grant.file, received?.bytes ?? 0);
+    try {
+      push.hold = await receiver.quota.admit(push.owner, push.slicer, push.grant.dir, push.grant.file, received?.bytes ?? 0);
+    } catch (error) {
+      if (received) await rm(received.path, { force: true });
+      throw error;
+    }
     await receiver.store(push.grant, received);
     // In place: it counts in its folder now, and the hold goes.
     await receiver.quota.release(push.owner, push.hold);

@@ -122,6 +122,7 @@ export class HlsPushReceiver {
   async delete(owner: string, slicerId: string, token: string, file: string): Promise<void> {
     const { dir } = await this.authorize(owner, slicerId, token, file);
     await rm(join(dir, file), { force: true });
+    this.quota.removed(owner);
   }
 
   /** Checks what the URL names, before any body is read; the folder the file goes to. */

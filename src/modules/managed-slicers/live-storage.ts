@@ -113,6 +113,11 @@ export class LiveInputQuota {
     await this.storage.settle(hold.reservation);
   }
 
+  /** A file of the workspace's input folders was deleted: its next usage measures again. */
+  removed(owner: string): void {
+    this.meter.forget(owner);
+  }
+
   private giveBack(hold: Pick<LiveInputHold, 'dir' | 'bytes' | 'released'>): void {
     hold.released = true;
     const pending = this.underWay.get(hold.dir);
