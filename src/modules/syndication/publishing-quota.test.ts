@@ -32,7 +32,7 @@ describe('publishing quotas per workspace (review N14)', () => {
   after(() => s.close());
 
   const targetBody = { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_key' } as const;
-  const scheduleBody = (targetId: string) => ({ syndication_target_id: targetId, content_id: 'channel-1', content_type: 'c', region });
+  const scheduleBody = (targetId: string) => ({ syndication_target_id: targetId, content_id: 'channel-1', content_type: 'c' as const, region });
   const refusal = (response: { status: number; body: string }, quota: string, limit: number, used: number) => {
     assert.equal(response.status, 409, response.body);
     const problem = JSON.parse(response.body) as Problem;
