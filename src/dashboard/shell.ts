@@ -8,6 +8,7 @@ import { clearCredentials, loadCredentials, saveCredentials } from './session.js
 import { assetView } from './views/asset.js';
 import { errorReportingView } from './views/error-reporting.js';
 import { keysView } from './views/keys.js';
+import { usageView } from './views/usage.js';
 import { overviewView } from './views/overview.js';
 import { publishingView } from './views/publishing.js';
 import { signInFailure, signInForm, verify } from './views/sign-in.js';
@@ -23,6 +24,7 @@ const routes = [
   { hash: '#publishing', label: 'Publishing' },
   { hash: '#slicers', label: 'Slicers' },
   { hash: '#keys', label: 'API keys' },
+  { hash: '#usage', label: 'Usage' },
 ] as const;
 
 /** The signed-in application: header, navigation, one view at a time chosen by the URL hash. */
@@ -36,6 +38,7 @@ function signedIn(root: HTMLElement, api: DashboardApi, workspace: Workspace, si
     '#publishing': publishingView(ctx),
     '#slicers': slicersView(ctx),
     '#keys': keysView(ctx),
+    '#usage': usageView(ctx),
   };
   const links = routes.map((r) => h('a', { href: r.hash, 'data-route': r.hash }, r.label));
   const signOutButton = h('button', { type: 'button', id: 'signout' }, 'Sign out');

@@ -8,6 +8,7 @@ import type {
   HistoryPointBody, HistoryRange, VodStatsBody, VodStatsCollectionBody, VodStatsHistoryBody, VodStatsSummaryBody, StatsBody,
 } from '../../modules/vod-stats/vod-stats.schema.js';
 import type { ApiKeyView } from '../../modules/workspaces/workspaces.schema.js';
+import type { WorkspaceUsageView } from '../../modules/workspaces/workspace-usage.schema.js';
 import type {
   DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
 } from '../../modules/error-reporting/error-reporting.schema.js';
@@ -19,6 +20,8 @@ import type {
 } from '../../modules/managed-slicers/managed-slicers.schema.js';
 
 export type Workspace = Static<typeof WorkspaceSchema>;
+export type WorkspaceUsage = WorkspaceUsageView;
+export type QuotaUse = WorkspaceUsageView['quotas']['assets'];
 export type VodStats = VodStatsBody;
 export type VodStatsCollection = VodStatsCollectionBody;
 export type VodStatsSummary = VodStatsSummaryBody;
