@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import { requireServices } from '../../../test/helpers/engines.js';
 import { FakeClock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import { sequentialIds } from '../../platform/ids.js';
@@ -33,6 +35,23 @@ describe('slicers per workspace (review N11)', () => {
     assert.equal(theirs.status, 201, theirs.body);
     const usage = JSON.parse((await t.client.core.send('GET', '/api/v4/workspace/usage')).body) as { quotas: { slicers: { used: number; limit: number } } };
     assert.deepEqual(usage.quotas.slicers, { used: 16, limit: 16 });
+  });
+
+  test('metrics: refusals by quota, workspaces at a quota and the limits, without a label per workspace; promtool accepts the page', async (ctx) => {
+    const page = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(page, /^playline_quota_refusals_total\{quota="slicers"\} 1$/m);
+    assert.match(page, /^playline_quota_workspaces_at_limit\{quota="slicers"\} 1$/m);
+    assert.match(page, /^playline_quota_workspaces_at_limit\{quota="targets"\} 0$/m);
+    assert.match(page, /^playline_quota_limit\{quota="storage_bytes"\} 107374182400$/m);
+    assert.doesNotMatch(page, new RegExp(t.workspace.id), 'no workspace id in a label');
+    const found = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
+    if (found.status !== 0) {
+      assert.equal(requireServices, false, 'PLAYLINE_REQUIRE_SERVICES=1 but promtool is missing (apt-get install prometheus)');
+      ctx.skip('promtool not found');
+      return;
+    }
+    const checked = spawnSync('promtool', ['check', 'metrics'], { input: page, encoding: 'utf8' });
+    assert.equal(checked.status, 0, `${checked.stdout}${checked.stderr}`);
   });
 
   test('creates at once for the last place: exactly one wins (decided in the create\'s transaction)', async () => {
