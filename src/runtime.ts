@@ -214,7 +214,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     playbackEdge.parts,
   ];
   for (const module of modules) for (const part of module.workspaceData ?? []) workspacesModule.deletion.register(part);
-  workspacesModule.deletion.register(quotas.workspaceData);
 
   const background: BackgroundWork[] = [
     // Embedded mode: one server per data directory, decided before anything else starts (a

@@ -2,7 +2,8 @@
  * Bytes held for a write that is under way (an upload being received, a push to an hls slicer),
  * so that concurrent writes of one workspace cannot all slip under its storage quota. A row is
  * removed when its write is stored (its bytes are then counted where they landed) or fails;
- * one whose instance died stops counting at `expires_at`.
+ * one whose instance died stops counting at `expires_at`. A deleted workspace's rows go with it
+ * (the foreign key cascades).
  */
 export interface StorageReservationTable {
   id: string;

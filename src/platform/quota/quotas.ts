@@ -3,8 +3,7 @@ import type { BackgroundWork } from '../background-work.js';
 import type { Clock } from '../clock.js';
 import type { Config, DeploymentMode } from '../config.js';
 import type { Db } from '../db/database.js';
-import type { WorkspaceDataPart } from '../module-parts.js';
-import { deleteWorkspaceReservations, StorageQuota } from './storage-quota.js';
+import { StorageQuota } from './storage-quota.js';
 import { quotaLimitsOf, type QuotaLimits } from './workspace-quotas.js';
 import { registerQuotaMetrics, WorkspaceUsage } from './workspace-usage.js';
 
@@ -17,7 +16,6 @@ export interface Quotas {
   refused(quota: string): void;
   /** Clears reservations left by a stopped process (embedded: all of them; cluster: the expired). */
   work: BackgroundWork;
-  workspaceData: WorkspaceDataPart;
 }
 
 /** Slack on top of the time a held body may take to arrive before its reservation stops counting. */
@@ -47,6 +45,5 @@ export function createQuotas(deps: { db: Db; clock: Clock; config: Config; mode:
       },
       stop: async () => undefined,
     },
-    workspaceData: { name: 'storage_reservations', deleteRows: deleteWorkspaceReservations },
   };
 }

@@ -134,10 +134,4 @@ async function reservedBytes(db: Db, workspaceId: string, now: number): Promise<
   return Number(row?.n ?? 0);
 }
 
-/** Deletes a workspace's reservations (inside its deletion's transaction). */
-export async function deleteWorkspaceReservations(db: Db, workspaceId: string): Promise<number> {
-  const result = await db.deleteFrom('storage_reservations').where('workspace_id', '=', workspaceId).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 export type { QuotaTables };
