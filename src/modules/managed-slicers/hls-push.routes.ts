@@ -27,13 +27,12 @@ const description =
 const RETRY_AFTER_S = 1;
 const busy = () => new AppError('service_unavailable', `Too many pushed bytes are being received right now; retry in ${RETRY_AFTER_S} s`);
 
-/** What a push request was granted in its onRequest hook, the budget bytes it holds, and its room in the quotas. */
+/** What a push request was granted in its onRequest hook, and the budget bytes it holds. */
 interface PushInProgress {
   owner: string;
   slicer: string;
   grant: HlsPushGrant;
   held: number;
-  hold?: LiveInputHold;
 }
 
 /** `PUT|DELETE /ingest/hls/<owner>/<slicer>/<token>/<file>` (register with no prefix). */
@@ -58,10 +57,6 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     };
     request.raw.once('close', release);
   };
-  const releaseHold = async (request: FastifyRequest) => {
-    const push = pushes.get(request);
-    if (push?.hold) await receiver.quota.release(push.owner, push.hold);
-  };
 
   // The body streams to a temporary file of the slicer's folder; bytes beyond the declared
   // length (or all of them, chunked) are taken from the budget as they arrive.
@@ -81,10 +76,7 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
   // Whatever ends the request, a received file that was not stored is removed.
   app.addHook('onResponse', async (request) => {
     if (request.body instanceof ReceivedFile) await rm(request.body.path, { force: true });
-    // Stored (it now counts in its folder) or refused: the quota room it held is given back.
-    await releaseHold(request);
   });
-  app.addHook('onRequestAbort', releaseHold);
   app.addHook('onError', async (request, reply, error) => {
     if (error instanceof AppError && error.code === 'service_unavailable') void reply.header('retry-after', String(RETRY_AFTER_S)).header('connection', 'close');
   });
@@ -108,19 +100,23 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     const push = pushes.get(request);
     if (!push) throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
     const received = request.body instanceof ReceivedFile ? request.body : undefined;
+    let hold: LiveInputHold;
     // Room in the slicer's input folder (files, bytes) and in the workspace's storage quota, held
     // until the file is in place (then it counts there). Decided once the body is in: encoders
     // (ffmpeg) send a whole segment and half-close at once, so a wait before the body is read
     // would lose it. A refused body is removed (it is at most HLS_PUSH_MAX_BYTES, within the bytes in flight).
     try {
-      push.hold = await receiver.quota.admit(push.owner, push.slicer, push.grant.dir, push.grant.file, received?.bytes ?? 0);
+      hold = await receiver.quota.admit(push.owner, push.slicer, push.grant.dir, push.grant.file, received?.bytes ?? 0);
     } catch (error) {
       if (received) await rm(received.path, { force: true });
       throw error;
     }
-    await receiver.store(push.grant, received);
-    // In place: it counts in its folder now, and the hold goes.
-    await receiver.quota.release(push.owner, push.hold);
+    try {
+      await receiver.store(push.grant, received);
+    } finally {
+      // In place (it counts in its folder now) or refused: the hold goes, even if the client went away meanwhile.
+      await receiver.quota.release(push.owner, hold);
+    }
     return reply.code(201).send(null);
   });
 
