@@ -62,6 +62,7 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   app.setErrorHandler((err, request, reply) => {
     const problem = toProblem(err, request.id);
     if (problem.code === 'storage_full') runtime.storageHealth.noteFailure(err);
+    if (problem.code === 'quota_exceeded' || problem.code === 'storage_quota_exceeded') runtime.quotas.refused(String((problem as { quota?: unknown }).quota ?? 'other'));
     if (problem.status >= 500) request.log.error({ err }, 'request failed');
     // The access line has the status; the code is in the answer (debug shows it here too).
     else request.log.debug({ code: problem.code, status: problem.status }, 'request refused');

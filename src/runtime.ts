@@ -31,6 +31,7 @@ import { mediaToolsLookup, type MediaToolPaths, type MediaTools, type MediaTools
 import { migrations } from './migrations.js';
 import { DirectoryLock } from './platform/directory-lock.js';
 import { mkdir } from 'node:fs/promises';
+import { createQuotas, type Quotas } from './platform/quota/quotas.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -70,6 +71,8 @@ export interface Runtime {
   readonly playbackEdge: PlaybackEdge;
   /** The asset library: uploads packaged to HLS by ffmpeg in background jobs (503 without ffmpeg). */
   assets: Assets;
+  /** The quotas of every workspace (storage, assets, slicers, targets, schedules, pushes) and their usage. */
+  quotas: Quotas;
   /** Cluster mode (PostgreSQL + Redis): shared Redis connections, the change feed, the membership; undefined when embedded. */
   cluster: Cluster | undefined;
   /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
@@ -149,7 +152,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const moduleLog = (module: string) => log.child({ module });
   if (config.callbackAllowlist.trim() !== '') log.warn('PLAYLINE_CALLBACK_ALLOWLIST (--callback-allowlist) is deprecated: its entries were added to PLAYLINE_OUTBOUND_ALLOWLIST, which covers callbacks and publishing; rename the setting');
   const cluster = instanceId ? createCluster({ config, clock, storage, instanceId, log: moduleLog('cluster'), ...(overrides.clusterConnectTimeoutMs !== undefined ? { connectTimeoutMs: overrides.clusterConnectTimeoutMs } : {}) }) : undefined;
-  const workspacesModule = createWorkspaces({ db: storage.db, box, clock, ids, config });
+  const quotas = createQuotas({ db: storage.db, clock, config, mode, registry: metrics.registry });
+  const workspacesModule = createWorkspaces({ db: storage.db, box, clock, ids, config, usage: quotas.usage });
   const { workspaces, keyRing, ingestGrants, authenticator } = workspacesModule;
   // Looked for once at start-up; the asset library, slicers and publishing read the answer.
   const mediaTools = mediaToolsLookup({
@@ -163,7 +167,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   };
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, ...overrides.managedSlicers });
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, ...overrides.managedSlicers });
   const syndication = createSyndicationModule({
     db: storage.db, box, clock, ids, config,
     log: moduleLog('syndication'),
@@ -172,6 +176,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     resumeOnStart: mode === 'embedded',
     ...(cluster && instanceId ? { cluster: { instanceId, membership: cluster.membership } } : {}),
     ffmpeg,
+    quotas,
     ...overrides.syndication,
   });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
@@ -187,7 +192,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
-  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, ...overrides.assets });
+  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas, ...overrides.assets });
 
   // The modules in start order (shutdown runs in reverse, and so do a workspace deletion's stops):
   // - Error Reporting loads the callbacks and follows their changes; its dispatcher never waits.
@@ -218,6 +223,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     // the instance joins the registry (it leaves last, after statistics drained their held batches).
     ...(cluster ? [cluster.connection, cluster.membership.presence] : []),
     mediaTools.work,
+    quotas.work,
     ...modules.flatMap((module) => module.work ?? []),
     // Cluster mode: heartbeats, takeovers and chores once every module runs; stopped before any.
     ...(cluster ? [cluster.membership.housekeeping] : []),
@@ -246,6 +252,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     vodStats,
     playbackEdge,
     assets,
+    quotas,
     cluster,
     clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
     mediaTools,

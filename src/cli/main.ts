@@ -7,6 +7,7 @@ import { ConfigError } from '../platform/config.js';
 import { isAppError } from '../platform/errors.js';
 import { serveCommand } from './serve.command.js';
 import { keysCommand, workspacesCommand } from './workspaces.command.js';
+import { usageCommand } from './usage.command.js';
 import { signCommand } from './sign.command.js';
 import { signPlaybackCommand } from './sign-playback.command.js';
 import { simulateCommand } from './simulate.command.js';
@@ -35,6 +36,7 @@ Examples:
   playline api GET /api/v4/workspace                send a signed request, print the answer
   playline sign /api/v4/workspace                   print a signed curl command
   playline assets upload movie.mp4 --wait           upload media to a running server, packaged to HLS
+  playline usage                                    your workspace's quotas: used and limit of each
   playline slicers rotate-key <slicer id>           replace a slicer's stream key, print its new ingest URL
   playline shares add <workspace id>                let that workspace play your content (coid=<your id>)`);
   program.addCommand(serveCommand());
@@ -51,6 +53,7 @@ Examples:
   program.addCommand(assetsCommand());
   program.addCommand(slicersCommand());
   program.addCommand(sharesCommand());
+  program.addCommand(usageCommand());
   program.addCommand(deliveriesCommand());
   program.addCommand(callbackCommand());
   program.addCommand(backupCommand());

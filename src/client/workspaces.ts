@@ -1,6 +1,7 @@
 import type { ApiKeyView, WorkspaceView } from '../modules/workspaces/workspaces.schema.js';
 import type { ContentShareView, DeletedView } from '../modules/playback-edge/playback-edge.schema.js';
 import type { ClientCore } from './client.js';
+import type { WorkspaceUsageView } from '../modules/workspaces/workspace-usage.schema.js';
 
 const KEYS = '/api/v4/workspace/keys';
 const SHARES = '/api/v4/workspace/shares';
@@ -11,6 +12,15 @@ export class WorkspaceApi {
   /** The workspace that the client's key belongs to. */
   get(): Promise<WorkspaceView> {
     return this.core.request<WorkspaceView>('GET', '/api/v4/workspace');
+  }
+
+  /**
+   * The workspace's quotas, each with what it uses and its limit (storage bytes, assets, slicers,
+   * targets, schedules, started schedules); creating beyond one answers 409 quota_exceeded,
+   * storing beyond the storage quota 507 storage_quota_exceeded.
+   */
+  usage(): Promise<WorkspaceUsageView> {
+    return this.core.request<WorkspaceUsageView>('GET', '/api/v4/workspace/usage');
   }
 
   /** The keys of the workspace, revoked ones included (never their secrets). */

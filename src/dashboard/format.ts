@@ -7,6 +7,18 @@ const decimal = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maxim
 
 export const count = (n: number): string => integer.format(n);
 
+/** Bytes in binary units (B, KiB, MiB, GiB, TiB). */
+export function bytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${integer.format(n)} B` : `${decimal.format(value)} ${units[unit]}`;
+}
+
 export const millis = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : `${decimal.format(n)} ms`);
 
 /** `2026-11-21 10:04:05 UTC` (the API's times are UTC). */

@@ -9,6 +9,7 @@ import { assetView } from './views/asset.js';
 import { errorReportingView } from './views/error-reporting.js';
 import { keysView } from './views/keys.js';
 import { sharesView } from './views/shares.js';
+import { usageView } from './views/usage.js';
 import { overviewView } from './views/overview.js';
 import { publishingView } from './views/publishing.js';
 import { signInFailure, signInForm, verify } from './views/sign-in.js';
@@ -25,6 +26,7 @@ const routes = [
   { hash: '#slicers', label: 'Slicers' },
   { hash: '#keys', label: 'API keys' },
   { hash: '#shares', label: 'Sharing' },
+  { hash: '#usage', label: 'Usage' },
 ] as const;
 
 /** The signed-in application: header, navigation, one view at a time chosen by the URL hash. */
@@ -39,6 +41,7 @@ function signedIn(root: HTMLElement, api: DashboardApi, workspace: Workspace, si
     '#slicers': slicersView(ctx),
     '#keys': keysView(ctx),
     '#shares': sharesView(ctx),
+    '#usage': usageView(ctx),
   };
   const links = routes.map((r) => h('a', { href: r.hash, 'data-route': r.hash }, r.label));
   const signOutButton = h('button', { type: 'button', id: 'signout' }, 'Sign out');

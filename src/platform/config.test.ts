@@ -109,3 +109,33 @@ test('packaging budgets, the stream cap and the media memory limit have defaults
   assert.throws(() => loadConfig({ PLAYLINE_MEDIA_MEMORY_LIMIT_MB: '-1' }), /PLAYLINE_MEDIA_MEMORY_LIMIT_MB/);
   assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES: '1000' }), /PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES/);
 });
+
+test('workspace quotas: defaults keep one workspace\'s slicers below the deployment cap; values are converted; bad ones name their setting', () => {
+  const config = loadConfig({});
+  assert.equal(config.quotaSlicers, 16);
+  assert.equal(config.maxSlicers, 64);
+  assert.ok(config.quotaSlicers < config.maxSlicers, 'a 17th slicer of one workspace is refused by its quota while others can still create');
+  assert.equal(config.quotaStorageBytes, 100 * 1024 ** 3);
+  assert.equal(config.quotaAssets, 10000);
+  assert.equal(config.quotaTargets, 100);
+  assert.equal(config.quotaSchedules, 200);
+  assert.equal(config.quotaActivePushes, 8);
+  assert.equal(config.hlsPushMaxFiles, 200);
+  assert.equal(config.hlsPushMaxFolderBytes, 512 * 1024 ** 2);
+
+  const set = loadConfig({ PLAYLINE_QUOTA_STORAGE_BYTES: '2097152', PLAYLINE_QUOTA_ACTIVE_PUSHES: '3' }, { quotaTargets: '5' });
+  assert.deepEqual([set.quotaStorageBytes, set.quotaActivePushes, set.quotaTargets], [2097152, 3, 5]);
+
+  for (const [env, value] of [
+    ['PLAYLINE_QUOTA_STORAGE_BYTES', '1000'],
+    ['PLAYLINE_QUOTA_ASSETS', '0'],
+    ['PLAYLINE_QUOTA_SLICERS', '-1'],
+    ['PLAYLINE_QUOTA_TARGETS', 'many'],
+    ['PLAYLINE_QUOTA_SCHEDULES', '0'],
+    ['PLAYLINE_QUOTA_ACTIVE_PUSHES', '0'],
+    ['PLAYLINE_HLS_PUSH_MAX_FILES', '1'],
+    ['PLAYLINE_HLS_PUSH_MAX_FOLDER_BYTES', '1024'],
+  ] as const) {
+    assert.throws(() => loadConfig({ [env]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(`Invalid setting ${env} (`) && err.message.includes(value), env);
+  }
+});

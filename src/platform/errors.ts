@@ -39,6 +39,9 @@ export const errorCatalogue = {
   throttled: { status: 429, title: 'Too many requests' },
   too_many_connections: { status: 429, title: 'Too many open connections from this client network' },
   headers_too_large: { status: 431, title: 'Request headers too large' },
+  // quotas per workspace (the body names the quota, its limit and the usage)
+  quota_exceeded: { status: 409, title: 'A quota of the workspace is reached' },
+  storage_quota_exceeded: { status: 507, title: 'The workspace\'s storage quota is used up' },
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },

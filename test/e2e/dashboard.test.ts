@@ -349,6 +349,19 @@ describe('dashboard in Chromium', { skip }, () => {
     assert.deepEqual(await client.workspace.shares(), []);
   });
 
+  test('usage: each quota of the workspace with what it uses and its limit, as the API reports', async () => {
+    await page.click('a[href="#usage"]');
+    await page.waitForSelector('#usage tr[data-key="storage_bytes"]', WAIT);
+    const usage = await client.workspace.usage();
+    const row = (quota: string) => page.$$eval(`#usage tr[data-key="${quota}"] td`, (tds) => tds.map((td) => td.textContent ?? ''));
+    const slicers = await row('slicers');
+    assert.deepEqual(slicers.slice(1), [String(usage.quotas.slicers.used), String(usage.quotas.slicers.limit), `${Math.floor((usage.quotas.slicers.used / usage.quotas.slicers.limit) * 100)} %`]);
+    assert.equal((await row('storage_bytes'))[2], '100.0 GiB', 'bytes in binary units');
+    const counted = new Intl.NumberFormat('en-US');
+    for (const quota of ['assets', 'targets', 'schedules', 'active_pushes'] as const) assert.equal((await row(quota))[2], counted.format(usage.quotas[quota].limit), quota);
+    await page.screenshot({ path: join(artifacts, 'dashboard-usage.png'), fullPage: true });
+  });
+
   test('slicers: create from the form, restart, rotate the stream key, delete', async () => {
     await page.click('a[href="#slicers"]');
     await page.waitForSelector('#slicer-region option[value="us-west-2"]', { ...WAIT, state: 'attached' });
@@ -450,6 +463,7 @@ describe('dashboard in Chromium', { skip }, () => {
       { hash: '#slicers', ready: '#slicer-tasks tbody tr' },
       { hash: '#keys', ready: '#keys tbody tr' },
       { hash: '#shares', ready: '#share-form' },
+      { hash: '#usage', ready: '#usage tbody tr' },
     ];
     for (const width of [390, 1280]) {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });

@@ -1,6 +1,6 @@
 import type { V4Signer } from './sign.js';
 import type {
-  ApiKey, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
+  ApiKey, WorkspaceUsage, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
   NewSchedule, NewSlicer, NewTarget, Region, Schedule, SchedulePatch, Slicer, SlicerCollection, SlicerTaskCollection, Target, TargetPatch,
   VodStats, VodStatsCollection, VodStatsSummary, Workspace,
 } from './types.js';
@@ -103,6 +103,8 @@ export class DashboardApi {
   history = (range: HistoryRange, assetId?: string) => this.request<History>('GET', '/monitoring/vod-stats/history', { query: { range, asset_id: assetId } });
 
   keys = () => this.request<Collection<ApiKey>>('GET', '/workspace/keys');
+  /** Each quota of the workspace with what it uses and its limit. */
+  usage = () => this.request<WorkspaceUsage>('GET', '/workspace/usage');
   createKey = (label: string, kind: 'api' | 'ingest') => this.request<ApiKey>('POST', '/workspace/keys', { body: { label, kind } });
   revokeKey = (keyId: string) => this.request<ApiKey>('DELETE', `/workspace/keys/${encodeURIComponent(keyId)}`);
 

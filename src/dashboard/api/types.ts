@@ -9,6 +9,7 @@ import type {
 } from '../../modules/vod-stats/vod-stats.schema.js';
 import type { ApiKeyView } from '../../modules/workspaces/workspaces.schema.js';
 import type { ContentShareView } from '../../modules/playback-edge/playback-edge.schema.js';
+import type { WorkspaceUsageView } from '../../modules/workspaces/workspace-usage.schema.js';
 import type {
   DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
 } from '../../modules/error-reporting/error-reporting.schema.js';
@@ -20,6 +21,8 @@ import type {
 } from '../../modules/managed-slicers/managed-slicers.schema.js';
 
 export type Workspace = Static<typeof WorkspaceSchema>;
+export type WorkspaceUsage = WorkspaceUsageView;
+export type QuotaUse = WorkspaceUsageView['quotas']['assets'];
 export type VodStats = VodStatsBody;
 export type VodStatsCollection = VodStatsCollectionBody;
 export type VodStatsSummary = VodStatsSummaryBody;

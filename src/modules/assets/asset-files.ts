@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { directoryBytes } from '../../platform/quota/directory-bytes.js';
 import { dirname, join } from 'node:path';
 import { assetDir, assetLibraryDirs, assetWorkDir, attemptDir, sourcePath } from '../../platform/media/media-layout.js';
 import { POSTER_FILE } from '../../platform/media/packaged-manifest.js';
@@ -78,6 +79,11 @@ export class AssetFiles {
     await mkdir(dirname(target), { recursive: true });
     await rename(workDir, target);
     await rm(assetWorkDir(this.root, owner, assetId), { recursive: true, force: true });
+  }
+
+  /** Bytes of a packaged asset's files (its directory and the rendition folders in it). */
+  async packagedBytes(owner: string, assetId: string): Promise<number> {
+    return directoryBytes(this.assetDir(owner, assetId), 2);
   }
 
   async removeSource(owner: string, assetId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Db } from '../../platform/db/database.js';
 import type { AssetState, RenditionSummary } from './assets.schema.js';
 
 /** An asset as stored. Times are Unix milliseconds. */
@@ -33,8 +34,11 @@ export interface AssetCursor {
 
 /** Assets as the service sees them, always within one workspace. */
 export interface AssetStore {
-  /** Inserts the asset (`uploaded`) and its queued packaging job together. */
-  insertWithJob(asset: NewAsset): Promise<AssetRecord>;
+  /**
+   * Inserts the asset (`uploaded`) and its queued packaging job together; `admit` runs first in
+   * the same transaction (the quota checks) and refuses by throwing.
+   */
+  insertWithJob(asset: NewAsset, admit?: (trx: Db) => Promise<void>): Promise<AssetRecord>;
   find(workspaceId: string, assetId: string): Promise<AssetRecord | undefined>;
   /** Newest first; at most `limit` (every match when undefined), starting after `after`. */
   list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>>;
@@ -65,6 +69,8 @@ export interface ClaimInput {
 export interface PackagedResult {
   durationMs: number;
   renditions: RenditionSummary[];
+  /** Bytes of the packaged output on disk (the workspace's storage quota); unchanged when undefined. */
+  storedBytes?: number;
 }
 
 /**

@@ -54,8 +54,26 @@ export const assetClaimTurnsMigration: Migration = {
   },
 };
 
+/**
+ * The bytes each asset keeps on disk, for the storage quota of its workspace: the upload until
+ * it is packaged, then the packaged output (measured when packaging ends), nothing once failed.
+ * Assets packaged before this column existed count their upload's size (the output is not
+ * measured again).
+ */
+export const assetStoredBytesMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('assets').addColumn('stored_bytes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+    const assets = db as unknown as Kysely<{ assets: { stored_bytes: number; size_bytes: number; state: string } }>;
+    await assets.updateTable('assets').set((eb) => ({ stored_bytes: eb.ref('size_bytes') })).where('state', '!=', 'failed').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('assets').dropColumn('stored_bytes').execute();
+  },
+};
+
 /** The asset library's migrations by name (0700-0799; 0701 is the playback edge's). */
 export const assetMigrations: Record<string, Migration> = {
   '0700_assets': assetsMigration,
   '0702_asset_claim_turns': assetClaimTurnsMigration,
+  '0710_asset_stored_bytes': assetStoredBytesMigration,
 };

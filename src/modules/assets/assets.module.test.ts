@@ -8,6 +8,7 @@ import { Metrics } from '../../platform/http/metrics.js';
 import { sequentialIds } from '../../platform/ids.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
 import { createAssets } from './assets.module.js';
+import { createQuotas } from '../../platform/quota/quotas.js';
 
 const found: MediaTools = { available: true, ffmpeg: 'ffmpeg', ffprobe: 'ffprobe', ffmpegVersion: '5.1', ffprobeVersion: '5.1' };
 const missing: MediaTools = { available: false, reason: 'ffmpeg not found (ffmpeg). Install it' };
@@ -30,6 +31,7 @@ describe('asset library start-up', () => {
       metrics: new Metrics(),
       log: silent,
       mediaTools: () => tools,
+      quotas: createQuotas({ db: s.storage.db, clock: new FakeClock(), config, mode, registry: new Metrics().registry }),
     });
 
   test('cluster mode with ffmpeg present refuses to start without PLAYLINE_MEDIA_DIR, naming the setting', async () => {

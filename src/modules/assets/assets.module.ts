@@ -11,7 +11,8 @@ import type { ModuleParts } from '../../platform/module-parts.js';
 import { AssetFiles } from './asset-files.js';
 import { FfmpegPackager, packagingLimitsOf, type AssetPackager } from './asset-packager.js';
 import { registerAssetMetrics } from './assets.metrics.js';
-import { AssetRepository, deleteWorkspaceAssets } from './assets.repository.js';
+import { AssetRepository, assetStoredBytes, countWorkspaceAssets, deleteWorkspaceAssets, workspacesWithAssets } from './assets.repository.js';
+import type { Quotas } from '../../platform/quota/quotas.js';
 import { assetRoutes } from './assets.routes.js';
 import { AssetService } from './assets.service.js';
 import { PackagingRunner } from './packaging-runner.js';
@@ -30,6 +31,8 @@ export interface AssetsDeps {
   mediaTools: () => MediaTools | undefined;
   /** Replaces the ffmpeg packager (tests of the job lifecycle). */
   packager?: AssetPackager;
+  /** The workspaces' quotas: the library's bytes count in the storage quota, its assets in the asset quota. */
+  quotas: Quotas;
 }
 
 export interface Assets {
@@ -80,7 +83,17 @@ export function createAssets(deps: AssetsDeps): Assets {
     leaseMs: config.packagingLeaseMs,
     onFailed: () => metrics.failed(),
   });
-  const service = new AssetService({ store: repository, files, clock, ids, tools: () => tools, runner });
+  const { quotas } = deps;
+  quotas.storage.addSource({ name: 'assets', bytes: assetStoredBytes });
+  quotas.usage.register({
+    name: 'assets',
+    counts: async (owner) => ({ assets: await countWorkspaceAssets(storage.db, owner) }),
+    workspacesAtLimit: async (limits) => ({ assets: await workspacesWithAssets(storage.db, limits.assets) }),
+  });
+  const service = new AssetService({
+    store: repository, files, clock, ids, tools: () => tools, runner,
+    storage: quotas.storage, maxAssets: quotas.limits.assets, countAssets: countWorkspaceAssets, db: storage.db,
+  });
 
   const start = async (): Promise<void> => {
     const found = deps.mediaTools();

@@ -25,8 +25,9 @@ const CLAIM_CANDIDATES = 8;
 export class AssetRepository implements AssetStore, AssetJobStore {
   constructor(private readonly db: Db) {}
 
-  insertWithJob(asset: NewAsset): Promise<AssetRecord> {
+  insertWithJob(asset: NewAsset, admit?: (trx: Db) => Promise<void>): Promise<AssetRecord> {
     return this.db.transaction().execute(async (trx) => {
+      await admit?.(trx);
       const row = await trx
         .insertInto('assets')
         .values({
@@ -36,6 +37,7 @@ export class AssetRepository implements AssetStore, AssetJobStore {
           state: 'uploaded',
           progress: 0,
           size_bytes: asset.sizeBytes,
+          stored_bytes: asset.sizeBytes,
           duration_ms: null,
           renditions: null,
           failure_reason: null,
@@ -204,11 +206,13 @@ export class AssetRepository implements AssetStore, AssetJobStore {
       renditions: JSON.stringify(result.renditions),
       failure_reason: null,
       updated_at: now,
+      ...(result.storedBytes !== undefined ? { stored_bytes: result.storedBytes } : {}),
     });
   }
 
   finishFailed(assetId: string, fence: LeaseFence, reason: string, now: number): Promise<boolean> {
-    return this.finish(assetId, fence, { state: 'failed', failure_reason: reason, updated_at: now });
+    // A failed asset keeps nothing on disk (the runner removes its upload and output).
+    return this.finish(assetId, fence, { state: 'failed', failure_reason: reason, stored_bytes: 0, updated_at: now });
   }
 
   async exists(assetId: string): Promise<boolean> {
@@ -264,4 +268,22 @@ export async function deleteWorkspaceAssets(db: Db, workspaceId: string): Promis
   const assets = await db.deleteFrom('assets').where('workspace_id', '=', workspaceId).executeTakeFirst();
   await db.deleteFrom('asset_claim_turns').where('workspace_id', '=', workspaceId).execute();
   return Number(jobs.numDeletedRows) + Number(assets.numDeletedRows);
+}
+
+/** Bytes the workspace's assets keep on disk (its storage quota); `db` may be the quota's transaction. */
+export async function assetStoredBytes(db: Db, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('assets').select((eb) => eb.fn.sum<number | string | null>('stored_bytes').as('n')).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Assets the workspace holds (its asset quota). */
+export async function countWorkspaceAssets(db: Db, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Workspaces holding at least `n` assets (metrics). */
+export async function workspacesWithAssets(db: Db, n: number): Promise<number> {
+  const rows = await db.selectFrom('assets').select('workspace_id').groupBy('workspace_id').having((eb) => eb.fn.countAll(), '>=', n).execute();
+  return rows.length;
 }

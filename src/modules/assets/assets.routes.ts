@@ -12,6 +12,15 @@ import { AssetCollection, AssetDeletedSchema, AssetListQuery, AssetParams, Asset
 import type { AssetService } from './assets.service.js';
 import { ASSETS_PATH, assetCollectionView, assetDeletedView, assetView } from './assets.view.js';
 import { ReceivedFile, receiveBodyFile } from '../../platform/http/body-file.js';
+import type { StorageReservation } from '../../platform/quota/storage-quota.js';
+
+/** The request's Content-Length as a number of bytes, when it gave a valid one. */
+function declaredLength(request: FastifyRequest): number | undefined {
+  const header = request.headers['content-length'];
+  if (header === undefined) return undefined;
+  const bytes = Number(header);
+  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
+}
 
 export interface AssetRouteDeps {
   service: AssetService;
@@ -61,21 +70,39 @@ const linkNext = (reply: FastifyReply, query: { state?: string | undefined; limi
 /** The asset library: streamed uploads, packaged to HLS in the background. */
 export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void> {
   const { service } = deps;
+  const tooLargeDetail = `An upload may be at most ${deps.maxUploadBytes} bytes (PLAYLINE_MAX_UPLOAD_BYTES)`;
 
   // Without ffmpeg and ffprobe the library is unavailable; everything else keeps working.
   api.addHook('onRequest', async () => service.assertAvailable());
 
+  // The storage an upload holds in its workspace's quota, from before its body is read until it
+  // became an asset (or failed: then it is given back).
+  const holds = new WeakMap<FastifyRequest, StorageReservation>();
+  const release = async (request: FastifyRequest) => {
+    const hold = holds.get(request);
+    if (!hold || hold.settled) return;
+    holds.delete(request);
+    await service.releaseUpload(hold);
+  };
+
   // Uploads stream to a file of the media directory, on the upload route only (never buffered).
   const parseUpload = async (request: FastifyRequest, payload: NodeJS.ReadableStream) => {
-    if (request.method !== 'POST' || !request.routeOptions.url?.endsWith(UPLOAD_ROUTE)) {
+    const hold = holds.get(request);
+    if (request.method !== 'POST' || !request.routeOptions.url?.endsWith(UPLOAD_ROUTE) || !hold) {
       throw new AppError('unsupported_media_type', 'Only POST /api/v4/assets takes a media body');
     }
-    const declared = request.headers['content-length'];
+    const declared = declaredLength(request);
+    let received = 0;
     return receiveBodyFile(payload as Readable, {
       path: service.newUploadPath(),
       limitBytes: deps.maxUploadBytes,
-      tooLargeDetail: `An upload may be at most ${deps.maxUploadBytes} bytes (PLAYLINE_MAX_UPLOAD_BYTES)`,
-      declaredBytes: declared === undefined ? undefined : Number(declared),
+      tooLargeDetail,
+      declaredBytes: declared,
+      // A body longer than it declared, or without a length, holds more as it arrives: past the quota it is cut (507).
+      onBytes: (bytes) => {
+        received += bytes;
+        return received > hold.bytes ? service.holdReceived(hold, received) : undefined;
+      },
     });
   };
   api.addContentTypeParser('application/octet-stream', parseUpload);
@@ -83,7 +110,9 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
   // Whatever ends the request (an error, an invalid title), an upload no asset took is removed.
   api.addHook('onResponse', async (request) => {
     if (request.body instanceof ReceivedFile) await rm(request.body.path, { force: true });
+    await release(request);
   });
+  api.addHook('onRequestAbort', release);
 
   // No route bodyLimit: the upload parser counts against PLAYLINE_MAX_UPLOAD_BYTES itself, and a
   // JSON body sent here by mistake keeps the 1 MiB default instead of being buffered up to 4 GiB.
@@ -97,17 +126,23 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
         throw new AppError('validation_failed', 'Invalid title', { errors: [{ path: '/querystring/title', message: 'must be 1-200 characters, at least one visible, no control characters' }] });
       }
       titleOf({}, request.headers['x-asset-title']);
+      // After the credentials (checked first) and before any byte of the body: the workspace's
+      // asset quota, and its storage quota for the declared length (the connection then closes unread).
+      const declared = declaredLength(request);
+      if (declared !== undefined && declared > deps.maxUploadBytes) throw new AppError('payload_too_large', tooLargeDetail);
+      holds.set(request, await service.admitUpload(authOf(request).owner, declared));
     },
     schema: {
       tags,
       summary: 'Upload a media file (the request body, streamed) as a new asset; it is packaged to HLS in the background',
       description:
         'Send the file as the body with `Content-Type` `video/*`, `audio/*` or `application/octet-stream` (at most ' +
-        'PLAYLINE_MAX_UPLOAD_BYTES). Answers 201 with the asset `uploaded` (or already `processing`); poll it until `ready` or `failed`.',
+        'PLAYLINE_MAX_UPLOAD_BYTES). The workspace\'s quotas apply before the body is read: 409 `quota_exceeded` at its asset quota, ' +
+        '507 `storage_quota_exceeded` when the declared length (or, without one, the bytes as they arrive) would pass its storage quota; nothing is kept then. Answers 201 with the asset `uploaded` (or already `processing`); poll it until `ready` or `failed`.',
       querystring: UploadQuery,
       headers: UploadHeaders,
       body: { content: Object.fromEntries(uploadContentTypes.map((type) => [type, { schema: UploadBody }])) },
-      response: { 201: AssetSchema, ...problemResponses(400, 401, 413, 415, 503) },
+      response: { 201: AssetSchema, ...problemResponses(400, 401, 409, 413, 415, 503, 507) },
     },
   }, async (request, reply) => {
     const body: unknown = request.body;
@@ -117,7 +152,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
     }
     // The per-content-type body schema hides the query's type from the type provider; the schema validated it.
     const title = titleOf(request.query as Static<typeof UploadQuery>, request.headers['x-asset-title']);
-    const asset = await service.createFromUpload(authOf(request).owner, body, title);
+    const asset = await service.createFromUpload(authOf(request).owner, body, title, holds.get(request));
     void reply.code(201).header('location', `${ASSETS_PATH}/${asset.id}`);
     return assetView(asset);
   });

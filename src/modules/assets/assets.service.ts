@@ -8,6 +8,9 @@ import type { AssetState } from './assets.schema.js';
 import type { AssetCursor, AssetRecord, AssetStore } from './asset-store.js';
 import type { AssetFiles } from './asset-files.js';
 import type { ReceivedFile } from '../../platform/http/body-file.js';
+import type { Db } from '../../platform/db/database.js';
+import type { StorageQuota, StorageReservation } from '../../platform/quota/storage-quota.js';
+import { lockWorkspace, quotaExceeded } from '../../platform/quota/workspace-quotas.js';
 
 export interface AssetServiceDeps {
   store: AssetStore;
@@ -18,7 +21,17 @@ export interface AssetServiceDeps {
   tools: () => MediaTools | undefined;
   /** The packaging runner: woken after an upload, told when an asset is deleted. */
   runner: { claimNow(): Promise<void>; cancel(assetId: string): Promise<void> };
+  /** The workspace's storage quota (uploads hold bytes in it while they arrive). */
+  storage: StorageQuota;
+  /** PLAYLINE_QUOTA_ASSETS */
+  maxAssets: number;
+  /** Counts the workspace's assets through `db` (the quota check's transaction). */
+  countAssets(db: Db, owner: string): Promise<number>;
+  db: Db;
 }
+
+/** A body without a Content-Length holds storage in steps of this much as it arrives (fewer database writes). */
+const UPLOAD_HOLD_STEP = 8 * 1024 * 1024;
 
 export interface AssetPageRequest {
   state?: AssetState | undefined;
@@ -50,8 +63,38 @@ export class AssetService {
     return this.deps.files.newUploadPath();
   }
 
-  /** Makes a received upload a new asset (`uploaded`, queued for packaging) and wakes the runner. */
-  async createFromUpload(owner: string, upload: ReceivedFile, title: string | undefined): Promise<AssetRecord> {
+  /**
+   * Before an upload's body is read: refuses it when the workspace holds its quota of assets
+   * (409 quota_exceeded), and holds `declaredBytes` (0 when the length is unknown) of its storage
+   * quota (507 storage_quota_exceeded when they do not fit). Release the hold if the upload fails.
+   */
+  async admitUpload(owner: string, declaredBytes: number | undefined): Promise<StorageReservation> {
+    await this.checkAssetCount(this.deps.db, owner);
+    return this.deps.storage.reserve(owner, declaredBytes ?? 0);
+  }
+
+  /** An upload received `receivedBytes` so far: its hold grows (in steps) to cover them, or 507 cuts it. */
+  async holdReceived(hold: StorageReservation, receivedBytes: number): Promise<void> {
+    if (receivedBytes <= hold.bytes) return;
+    await this.deps.storage.grow(hold, receivedBytes + UPLOAD_HOLD_STEP, receivedBytes);
+  }
+
+  /** An upload that did not become an asset gives its held bytes back. */
+  releaseUpload(hold: StorageReservation): Promise<void> {
+    return this.deps.storage.settle(hold);
+  }
+
+  private async checkAssetCount(db: Db, owner: string): Promise<void> {
+    const count = await this.deps.countAssets(db, owner);
+    if (count >= this.deps.maxAssets) throw quotaExceeded('assets', this.deps.maxAssets, count);
+  }
+
+  /**
+   * Makes a received upload a new asset (`uploaded`, queued for packaging) and wakes the runner.
+   * The asset's row takes over the upload's held bytes in the same transaction, which also
+   * checks the asset quota again (another upload may have become an asset meanwhile).
+   */
+  async createFromUpload(owner: string, upload: ReceivedFile, title: string | undefined, hold?: StorageReservation): Promise<AssetRecord> {
     if (upload.bytes === 0) {
       await rm(upload.path, { force: true });
       throw new AppError('bad_request', 'The upload is empty: send the media file as the request body');
@@ -60,8 +103,14 @@ export class AssetService {
     await this.deps.files.adoptUpload(upload.path, owner, id);
     let created: AssetRecord;
     try {
-      created = await this.deps.store.insertWithJob({ id, workspaceId: owner, title: title ?? null, sizeBytes: upload.bytes, createdAt: this.deps.clock.now() });
+      const admit = async (trx: Db) => {
+        await lockWorkspace(trx, owner);
+        await this.checkAssetCount(trx, owner);
+        if (hold) await this.deps.storage.settle(hold, trx);
+      };
+      created = await this.deps.store.insertWithJob({ id, workspaceId: owner, title: title ?? null, sizeBytes: upload.bytes, createdAt: this.deps.clock.now() }, admit);
     } catch (err) {
+      if (hold) hold.settled = false;
       await this.deps.files.removeSource(owner, id);
       throw err;
     }

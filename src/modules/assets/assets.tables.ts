@@ -8,6 +8,8 @@ export interface AssetTable {
   /** Whole percent of packaging done (0-100). */
   progress: number;
   size_bytes: number;
+  /** Bytes the asset keeps on disk (its workspace's storage quota): the upload, then the packaged output; 0 once failed. */
+  stored_bytes: number;
   /** Packaged duration in milliseconds (ready only). */
   duration_ms: number | null;
   /** JSON array of the renditions' name, width, height and bandwidth (ready only). */

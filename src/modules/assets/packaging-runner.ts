@@ -190,7 +190,9 @@ export class PackagingRunner {
     }
     await files.publish(owner, assetId, attempt.workDir);
     const renditions = manifest.renditions.map(({ name, width, height, bandwidth }) => ({ name, width, height, bandwidth }));
-    const written = await store.finishReady(assetId, fence, { durationMs: Math.round(manifest.duration_s * 1000), renditions }, clock.now());
+    // The output replaces the upload in the workspace's storage quota.
+    const storedBytes = await files.packagedBytes(owner, assetId);
+    const written = await store.finishReady(assetId, fence, { durationMs: Math.round(manifest.duration_s * 1000), renditions, storedBytes }, clock.now());
     if (written) {
       await files.removeSource(owner, assetId);
       log.info({ ...context, duration_s: manifest.duration_s, renditions: renditions.map((r) => r.name) }, 'asset packaged');

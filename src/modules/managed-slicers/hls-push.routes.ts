@@ -7,6 +7,7 @@ import { ReceivedFile } from '../../platform/http/body-file.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { HLS_PUSH_MAX_BYTES, type HlsPushGrant, type HlsPushReceiver } from './hls-push.js';
+import type { LiveInputHold } from './live-storage.js';
 
 const HlsPushParams = Type.Object({
   owner: Type.String({ minLength: 1, maxLength: 128, description: 'The slicer\'s workspace' }),
@@ -19,7 +20,8 @@ const description =
   'The `ingest_url` of a slicer whose `ingest_protocol` is `hls`: an encoder pushes its HLS output here ' +
   '(`ffmpeg ... -f hls -method PUT <ingest_url>`), playlist and segments beside it. The token in the path is the ' +
   `credential, checked before the body is read. A segment is at most ${HLS_PUSH_MAX_BYTES} bytes; a playlist may ` +
-  'name only files pushed beside it.';
+  'name only files pushed beside it. The slicer\'s input folder holds at most PLAYLINE_HLS_PUSH_MAX_FILES files (409 `quota_exceeded` beyond) ' +
+  'and PLAYLINE_HLS_PUSH_MAX_FOLDER_BYTES bytes, and every push counts in the workspace\'s storage quota (507 `storage_quota_exceeded` beyond either).';
 
 /** Seconds an encoder refused for lack of room is told to wait (Retry-After). */
 const RETRY_AFTER_S = 1;
@@ -27,6 +29,8 @@ const busy = () => new AppError('service_unavailable', `Too many pushed bytes ar
 
 /** What a push request was granted in its onRequest hook, and the budget bytes it holds. */
 interface PushInProgress {
+  owner: string;
+  slicer: string;
   grant: HlsPushGrant;
   held: number;
 }
@@ -45,7 +49,7 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     const declared = Number(request.headers['content-length'] ?? 0);
     const held = Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, HLS_PUSH_MAX_BYTES) : 0;
     if (!receiver.inFlight.tryTake(held)) throw busy();
-    const push: PushInProgress = { grant, held };
+    const push: PushInProgress = { owner, slicer, grant, held };
     pushes.set(request, push);
     const release = () => {
       receiver.inFlight.give(push.held);
@@ -90,12 +94,29 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     },
     schema: {
       tags, summary: 'Push a playlist or segment to an hls slicer', description, security: [], params: HlsPushParams,
-      response: { 201: Type.Null({ description: 'Stored' }), ...problemResponses(400, 403, 404, 413, 503) },
+      response: { 201: Type.Null({ description: 'Stored' }), ...problemResponses(400, 403, 404, 409, 413, 503, 507) },
     },
   }, async (request, reply) => {
     const push = pushes.get(request);
     if (!push) throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
-    await receiver.store(push.grant, request.body instanceof ReceivedFile ? request.body : undefined);
+    const received = request.body instanceof ReceivedFile ? request.body : undefined;
+    let hold: LiveInputHold;
+    // Room in the slicer's input folder (files, bytes) and in the workspace's storage quota, held
+    // until the file is in place (then it counts there). Decided once the body is in: encoders
+    // (ffmpeg) send a whole segment and half-close at once, so a wait before the body is read
+    // would lose it. A refused body is removed (it is at most HLS_PUSH_MAX_BYTES, within the bytes in flight).
+    try {
+      hold = await receiver.quota.admit(push.owner, push.slicer, push.grant.dir, push.grant.file, received?.bytes ?? 0);
+    } catch (error) {
+      if (received) await rm(received.path, { force: true });
+      throw error;
+    }
+    try {
+      await receiver.store(push.grant, received);
+    } finally {
+      // In place (it counts in its folder now) or refused: the hold goes, even if the client went away meanwhile.
+      await receiver.quota.release(push.owner, hold);
+    }
     return reply.code(201).send(null);
   });
 

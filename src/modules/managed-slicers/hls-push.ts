@@ -6,6 +6,7 @@ import { AppError } from '../../platform/errors.js';
 import { sameKey } from './slicer-source.js';
 import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
 import { isSafePathId, liveInputDir } from '../../platform/media/media-layout.js';
+import type { LiveInputQuota } from './live-storage.js';
 
 /** Path of the push endpoint (outside /api/v4: the token in the path is the credential). */
 export const HLS_PUSH_PATH = '/ingest/hls';
@@ -84,6 +85,8 @@ export class HlsPushReceiver {
     /** The stream key of a slicer that runs here (undefined when it does not). */
     private readonly keyOf: (owner: string, slicerId: string) => string | undefined,
     readonly inFlight: PushBytesInFlight,
+    /** The caps of a slicer's input folder and the workspace's storage quota. */
+    readonly quota: LiveInputQuota,
   ) {}
 
   /** Streams a pushed body into a temporary file of the grant's folder (its size counted against the budget as it arrives). */
@@ -119,6 +122,7 @@ export class HlsPushReceiver {
   async delete(owner: string, slicerId: string, token: string, file: string): Promise<void> {
     const { dir } = await this.authorize(owner, slicerId, token, file);
     await rm(join(dir, file), { force: true });
+    this.quota.removed(owner);
   }
 
   /** Checks what the URL names, before any body is read; the folder the file goes to. */

@@ -19,7 +19,9 @@ import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { parsePortRange } from './ingest-endpoint.js';
 import { registerSlicerMetrics } from './managed-slicers.metrics.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
-import { SlicerRepository, deleteWorkspaceSlicers } from './managed-slicers.repository.js';
+import { SlicerRepository, countWorkspaceSlicers, deleteWorkspaceSlicers, workspacesWithSlicers } from './managed-slicers.repository.js';
+import { LiveInputQuota, LiveStorageMeter } from './live-storage.js';
+import type { Quotas } from '../../platform/quota/quotas.js';
 import { managedSlicerRoutes } from './managed-slicers.routes.js';
 import { hlsPushRoutes } from './hls-push.routes.js';
 import { SlicerTaskQueue } from './task-queue.repository.js';
@@ -42,6 +44,8 @@ export interface ManagedSlicersDeps {
   box: SecretBox;
   /** The module's logger (a child of the runtime's root). */
   log: RunnerLog;
+  /** The workspaces' quotas: slicers per workspace; live folders count in the storage quota. */
+  quotas: Quotas;
 }
 
 export interface ManagedSlicers {
@@ -114,6 +118,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     ids,
     regions: listSetting(config.regions),
     onTaskEnqueued: () => runner.claimNow(),
+    maxSlicersPerWorkspace: deps.quotas.limits.slicers,
     // The cap counts processes: simulated slicers run none.
     maxSlicers: () => (ffmpeg ? config.maxSlicers : undefined),
     countSlicers: () => repository.countAll(),
@@ -166,7 +171,16 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     await hosting.start();
   };
 
-  const hlsPush = new HlsPushReceiver(mediaRoot, (owner, slicerId) => ffmpeg?.streamKeyOf(owner, slicerId), new PushBytesInFlight(config.hlsPushMaxBytesInFlight));
+  const { quotas } = deps;
+  const liveStorage = new LiveStorageMeter(mediaRoot, clock);
+  quotas.storage.addSource(liveStorage);
+  quotas.usage.register({
+    name: 'managed_slicers',
+    counts: async (owner) => ({ slicers: await countWorkspaceSlicers(storage.db, owner) }),
+    workspacesAtLimit: async (limits) => ({ slicers: await workspacesWithSlicers(storage.db, limits.slicers) }),
+  });
+  const liveInput = new LiveInputQuota({ maxFiles: config.hlsPushMaxFiles, maxBytes: config.hlsPushMaxFolderBytes }, quotas.storage, liveStorage);
+  const hlsPush = new HlsPushReceiver(mediaRoot, (owner, slicerId) => ffmpeg?.streamKeyOf(owner, slicerId), new PushBytesInFlight(config.hlsPushMaxBytesInFlight), liveInput);
   const work: BackgroundWork = {
     name: 'managed-slicer task runner',
     start: async () => {

@@ -20,6 +20,7 @@ import type {
   TaskRecord,
 } from './slicer-store.js';
 import { deriveSlicerState } from './task-state.js';
+import { lockWorkspace, quotaExceeded } from '../../platform/quota/workspace-quotas.js';
 
 type SlicerDb = Db;
 export type Trx = Transaction<Database>;
@@ -41,8 +42,13 @@ export class SlicerRepository implements SlicerStore, StreamKeyStore {
     private readonly engine: Engine,
   ) {}
 
-  createSlicer(input: NewSlicer, newTask: NewTask): Promise<SlicerWithTask> {
+  createSlicer(input: NewSlicer, newTask: NewTask, maxPerWorkspace?: number): Promise<SlicerWithTask> {
     return this.db.transaction().execute(async (trx) => {
+      if (maxPerWorkspace !== undefined) {
+        await lockWorkspace(trx, input.workspaceId);
+        const held = await countWorkspaceSlicers(trx, input.workspaceId);
+        if (held >= maxPerWorkspace) throw quotaExceeded('slicers', maxPerWorkspace, held);
+      }
       await trx
         .insertInto('managed_slicers')
         .values({
@@ -308,4 +314,27 @@ export async function deleteWorkspaceSlicers(db: Db, workspaceId: string): Promi
   const tasks = await db.deleteFrom('managed_slicer_tasks').where('workspace_id', '=', workspaceId).executeTakeFirst();
   const slicers = await db.deleteFrom('managed_slicers').where('workspace_id', '=', workspaceId).executeTakeFirst();
   return Number(tasks.numDeletedRows) + Number(slicers.numDeletedRows);
+}
+
+/** Slicers of the workspace not deleted (its slicer quota); `db` may be the quota's transaction. */
+export async function countWorkspaceSlicers(db: Db, workspaceId: string): Promise<number> {
+  const row = await db
+    .selectFrom('managed_slicers')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('state', '!=', 'deleted')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Workspaces holding at least `n` slicers not deleted (metrics). */
+export async function workspacesWithSlicers(db: Db, n: number): Promise<number> {
+  const rows = await db
+    .selectFrom('managed_slicers')
+    .select('workspace_id')
+    .where('state', '!=', 'deleted')
+    .groupBy('workspace_id')
+    .having((eb) => eb.fn.countAll(), '>=', n)
+    .execute();
+  return rows.length;
 }

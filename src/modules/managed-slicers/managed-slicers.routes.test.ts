@@ -149,7 +149,8 @@ describe('the tasks list (task runner not started, so every task stays PENDING)'
 
   before(async () => {
     clock = new FakeClock();
-    q = await createTestApp({ clock, start: false, env: { PLAYLINE_REGIONS: 'eu-central-1' } });
+    // 30 slicers of one workspace make a long task list: above the default slicer quota (16).
+    q = await createTestApp({ clock, start: false, env: { PLAYLINE_REGIONS: 'eu-central-1', PLAYLINE_QUOTA_SLICERS: '64' } });
   });
   after(() => q.close());
 

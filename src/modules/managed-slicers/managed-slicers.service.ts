@@ -20,7 +20,9 @@ export interface ManagedSlicerServiceDeps {
    * can show the task IN_PROGRESS when the runner took it at once.
    */
   onTaskEnqueued?: () => void | Promise<void>;
-  /** Slicers the instance may hold (PLAYLINE_MAX_SLICERS), counted by `countSlicers`; no cap when it answers undefined. */
+  /** Slicers one workspace may hold (PLAYLINE_QUOTA_SLICERS); no quota when undefined. */
+  maxSlicersPerWorkspace?: number;
+  /** Slicers the deployment may hold (PLAYLINE_MAX_SLICERS), counted by `countSlicers`; no cap when it answers undefined. */
   maxSlicers?: () => number | undefined;
   countSlicers?: () => Promise<number>;
   /** What a slicer's process is doing, when it runs on this instance (real provisioner). */
@@ -63,12 +65,13 @@ export class ManagedSlicerService {
     const maxSlicers = this.deps.maxSlicers?.();
     const countSlicers = this.deps.countSlicers;
     if (maxSlicers !== undefined && countSlicers && (await countSlicers()) >= maxSlicers) {
-      throw new AppError('conflict', `This instance runs at most ${maxSlicers} managed slicers (PLAYLINE_MAX_SLICERS): delete one before creating another`);
+      throw new AppError('conflict', `This deployment runs at most ${maxSlicers} managed slicers over every workspace (PLAYLINE_MAX_SLICERS): delete one before creating another`);
     }
     const now = this.deps.clock.now();
     const created = await this.deps.store.createSlicer(
       { id: this.deps.ids.hex(), workspaceId, config: body, createdAt: now, sealedStreamKey: this.deps.streamKeys.sealNew() },
       { id: this.deps.ids.uuid(), operation: 'CREATE', createdAt: now },
+      this.deps.maxSlicersPerWorkspace,
     );
     return this.afterEnqueue(workspaceId, created);
   }

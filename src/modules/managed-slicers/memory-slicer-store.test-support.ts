@@ -18,6 +18,7 @@ import type {
   TaskFilter,
   TaskRecord,
 } from './slicer-store.js';
+import { quotaExceeded } from '../../platform/quota/workspace-quotas.js';
 import { assertTaskTransition, deriveSlicerState, isTerminal } from './task-state.js';
 
 /**
@@ -30,7 +31,9 @@ export class InMemorySlicerStore implements SlicerStore, SlicerTaskStore, Stream
   private readonly tasks: TaskRecord[] = [];
   private seq = 0;
 
-  async createSlicer(input: NewSlicer, newTask: NewTask): Promise<SlicerWithTask> {
+  async createSlicer(input: NewSlicer, newTask: NewTask, maxPerWorkspace?: number): Promise<SlicerWithTask> {
+    const held = [...this.slicers.values()].filter((s) => s.workspaceId === input.workspaceId && s.state !== 'deleted').length;
+    if (maxPerWorkspace !== undefined && held >= maxPerWorkspace) throw quotaExceeded('slicers', maxPerWorkspace, held);
     const task = this.insertTask(input.workspaceId, input.id, newTask, input.config);
     const slicer: SlicerRecord = {
       ...structuredClone(input),

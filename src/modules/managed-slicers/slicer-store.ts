@@ -172,8 +172,12 @@ export interface StreamKeyStore {
  * DELETE task completed are gone from here (their tasks stay listed).
  */
 export interface SlicerStore {
-  /** Inserts the slicer and its CREATE task together. */
-  createSlicer(slicer: NewSlicer, task: NewTask): Promise<SlicerWithTask>;
+  /**
+   * Inserts the slicer and its CREATE task together; with `maxPerWorkspace`, only while the
+   * workspace holds fewer slicers (decided one create at a time per workspace), else throws
+   * 409 quota_exceeded.
+   */
+  createSlicer(slicer: NewSlicer, task: NewTask, maxPerWorkspace?: number): Promise<SlicerWithTask>;
   /** Adds a task to a live slicer unless a DELETE is already queued for it. */
   enqueueTask(input: EnqueueInput): Promise<EnqueueOutcome>;
   findSlicer(workspaceId: string, slicerId: string): Promise<SlicerWithTask | undefined>;

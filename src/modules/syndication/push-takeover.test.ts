@@ -43,6 +43,7 @@ describe('cluster mode: a dead instance’s pushes are taken over by one survivo
       publisher,
       regions: s.module.regions,
       pullBaseUrl: 'http://127.0.0.1:1',
+      quota: { schedules: 100, activePushes: 100 },
       instanceId,
     });
     return { service, publisher };

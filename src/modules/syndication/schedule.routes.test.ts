@@ -60,6 +60,7 @@ describe('publishing schedule routes', () => {
       config: s.t.runtime.config,
       log: s.t.runtime.log,
       publisher: { start: async () => ({ ok: false, reason: 'no capacity in region' }), stop: async () => undefined },
+      quotas: s.t.runtime.quotas,
     });
     const target = await newTarget();
     const schedule = await newSchedule(target.id);

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { AppError, type FieldViolation } from '../../platform/errors.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { PublishJob, Publisher } from './publisher.js';
+import type { PublishJob, PublishOutcome, Publisher } from './publisher.js';
 import { scheduleTransition, type ScheduleAction, type ScheduleStatus } from './schedule-status.js';
 import * as repo from './syndication.repository.js';
 import type { ScheduleCreateBody, SchedulePatchBody, TargetCreateBody } from './syndication.schema.js';
@@ -19,6 +19,8 @@ export interface ScheduleServiceDeps {
   pullBaseUrl: string;
   /** Cluster mode: this instance, recorded on each schedule whose push it runs (a survivor takes over a dead one's). */
   instanceId?: string;
+  /** Per workspace: schedules it may hold (PLAYLINE_QUOTA_SCHEDULES), schedules started at once (PLAYLINE_QUOTA_ACTIVE_PUSHES). */
+  quota: { schedules: number; activePushes: number };
 }
 
 /**
@@ -60,7 +62,7 @@ export class ScheduleService {
       created_at: now,
       updated_at: now,
     };
-    await repo.insertSchedule(this.deps.db, row);
+    await repo.insertScheduleWithinQuota(this.deps.db, row, this.deps.quota.schedules);
     return row;
   }
 
@@ -114,15 +116,29 @@ export class ScheduleService {
     const job = await this.jobFor(row);
     let status: ScheduleStatus = 'stopped';
     let error: string | null = null;
+    let expected = row.status;
     if (mode === 'start') {
-      const outcome = await this.deps.publisher.start(job);
+      // Started in the database first, within the workspace's push quota (409 quota_exceeded
+      // beyond, and no push is spawned); then the push starts.
+      const admitted = { error: null, updated_at: this.deps.clock.now(), ...this.pushOwner(true) };
+      if (!(await repo.startWithinQuota(this.deps.db, workspaceId, id, row.status, admitted, this.deps.quota.activePushes))) throw this.raced(id);
+      expected = 'active';
+      let outcome: PublishOutcome;
+      try {
+        outcome = await this.deps.publisher.start(job);
+      } catch (err) {
+        // Refused before any push ran (the content is not live...): the schedule is as it was.
+        const previous = { status: row.status, error: row.error, updated_at: this.deps.clock.now(), ...(this.deps.instanceId === undefined ? {} : { publisher_instance: row.publisher_instance ?? null }) };
+        await repo.updateSchedule(this.deps.db, workspaceId, id, 'active', previous);
+        throw err;
+      }
       status = outcome.ok ? 'active' : 'error';
       error = outcome.ok ? null : outcome.reason;
     } else {
       await this.deps.publisher.stop(job);
     }
     const values = { status, error, updated_at: this.deps.clock.now(), ...this.pushOwner(mode === 'start') };
-    if (!(await repo.updateSchedule(this.deps.db, workspaceId, id, row.status, values))) {
+    if (!(await repo.updateSchedule(this.deps.db, workspaceId, id, expected, values))) {
       // Lost the race: whatever this start set going (running or retrying) must not run on.
       if (mode === 'start') await this.deps.publisher.stop(job);
       throw this.raced(id);
@@ -156,11 +172,18 @@ export class ScheduleService {
    * can no longer be published to) goes to `error` with the reason. Returns how many resumed.
    */
   async resumePublishing(): Promise<number> {
-    const rows = await repo.listStartedSchedules(this.deps.db);
+    const started = await repo.listStartedSchedules(this.deps.db);
     const failed = (row: repo.ScheduleRow) => (err: unknown) => {
       const reason = err instanceof AppError ? err.detail : 'publishing could not be resumed after a restart';
       return this.applyPushReport(row.workspace_id, row.id, { state: 'error', reason });
     };
+    // A workspace started more than its push quota allows (the quota was lowered): the oldest
+    // resume, the rest are stopped with the reason instead of spawning a push.
+    const { rows, beyond } = withinPushQuota(started, this.deps.quota.activePushes);
+    for (const row of beyond) {
+      const error = `Not resumed after a restart: the workspace may have ${this.deps.quota.activePushes} started schedules at once (PLAYLINE_QUOTA_ACTIVE_PUSHES); start it again once another is stopped`;
+      await repo.updateSchedule(this.deps.db, row.workspace_id, row.id, row.status, { status: 'stopped', error, updated_at: this.deps.clock.now(), ...this.pushOwner(false) });
+    }
     for (const row of rows) {
       // Not awaited: a push takes its time to be accepted, and reports how it went itself.
       void this.jobFor(row).then((job) => this.deps.publisher.start(job)).catch(failed(row));
@@ -260,6 +283,19 @@ export class ScheduleService {
   private raced(id: string): AppError {
     return new AppError('conflict', `Publishing schedule ${id} changed meanwhile; read it again and retry`);
   }
+}
+
+/** The started schedules each workspace may keep (the oldest `max`), and those beyond. */
+function withinPushQuota(started: readonly repo.ScheduleRow[], max: number): { rows: repo.ScheduleRow[]; beyond: repo.ScheduleRow[] } {
+  const perWorkspace = new Map<string, number>();
+  const rows: repo.ScheduleRow[] = [];
+  const beyond: repo.ScheduleRow[] = [];
+  for (const row of started) {
+    const n = (perWorkspace.get(row.workspace_id) ?? 0) + 1;
+    perWorkspace.set(row.workspace_id, n);
+    (n <= max ? rows : beyond).push(row);
+  }
+  return { rows, beyond };
 }
 
 const isHlsPull = (target: TargetCreateBody): boolean => target.platform === 'Custom' && target.target_protocol === 'hls';

@@ -9,7 +9,8 @@ import { ClippingProfileService } from './clipping-profile.service.js';
 import { simulatedPublisher, type Publisher } from './publisher.js';
 import { ScheduleService } from './schedule.service.js';
 import type { SyndicationTables } from './syndication.tables.js';
-import { deleteWorkspaceRows, listActiveSchedules, type SyndicationDb } from './syndication.repository.js';
+import { countPublishing, deleteWorkspaceRows, listActiveSchedules, workspacesAtPublishingLimits, type SyndicationDb } from './syndication.repository.js';
+import type { Quotas } from '../../platform/quota/quotas.js';
 import { syndicationRoutes } from './syndication.routes.js';
 import { pullRoutes } from './pull.routes.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
@@ -66,6 +67,8 @@ export interface SyndicationModuleDeps {
   checkAddress?: AddressCheck;
   /** Extra trust roots for the rtmps/https target test (tests). */
   probeCa?: string;
+  /** The workspaces' quotas: targets, schedules and started schedules (pushes) per workspace. */
+  quotas: Quotas;
 }
 
 /**
@@ -90,6 +93,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     clock,
     ids,
     probe: { checkAddress, timeoutMs: 5000, ...(deps.probeCa ? { ca: deps.probeCa } : {}) },
+    maxTargets: deps.quotas.limits.targets,
   });
   const regions = listSetting(config.regions);
   const pushes: FfmpegPublisher | undefined =
@@ -121,6 +125,12 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     regions,
     pullBaseUrl: `http://${pullHost.includes(':') ? `[${pullHost}]` : pullHost}:${config.port}`,
     ...(deps.cluster ? { instanceId: deps.cluster.instanceId } : {}),
+    quota: { schedules: deps.quotas.limits.schedules, activePushes: deps.quotas.limits.active_pushes },
+  });
+  deps.quotas.usage.register({
+    name: 'publishing',
+    counts: (owner) => countPublishing(db, owner),
+    workspacesAtLimit: (limits) => workspacesAtPublishingLimits(db, limits),
   });
   // A dead instance's pushes: each survivor claims what it can (one claim per schedule) and pushes it.
   if (pushes && deps.cluster) deps.cluster.membership.onDead(async (member) => ({ pushes: await schedules.takeOverPushes(member.id) }));

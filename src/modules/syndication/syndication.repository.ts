@@ -8,6 +8,7 @@ import type {
   SyndicationTargetTable,
 } from './syndication.tables.js';
 import type { ScheduleCounts } from './schedule-status.js';
+import { lockWorkspace, quotaExceeded } from '../../platform/quota/workspace-quotas.js';
 
 /**
  * Storage of targets, schedules and clipping profiles. Every query is scoped by workspace, so
@@ -237,3 +238,69 @@ export const findActiveContentOfTarget = async (db: SyndicationDb, workspaceId: 
       .orderBy('id')
       .executeTakeFirst()
   )?.content_id;
+
+// ---- quotas ----
+
+/** The statuses of a started schedule: its push runs (active) or retries (error). */
+const STARTED = ['active', 'error'];
+
+const countOf = async (query: { executeTakeFirstOrThrow(): Promise<{ n: number | string | bigint }> }): Promise<number> => Number((await query.executeTakeFirstOrThrow()).n);
+
+/** What a workspace holds of its publishing quotas: targets, schedules and started schedules (pushes). */
+export async function countPublishing(db: SyndicationDb, workspaceId: string): Promise<{ targets: number; schedules: number; active_pushes: number }> {
+  const schedules = db.selectFrom('syndication_schedules').where('workspace_id', '=', workspaceId);
+  const [targets, all, started] = await Promise.all([
+    countOf(db.selectFrom('syndication_targets').where('workspace_id', '=', workspaceId).select((eb) => eb.fn.countAll<number>().as('n'))),
+    countOf(schedules.select((eb) => eb.fn.countAll<number>().as('n'))),
+    countOf(schedules.where('status', 'in', STARTED).select((eb) => eb.fn.countAll<number>().as('n'))),
+  ]);
+  return { targets, schedules: all, active_pushes: started };
+}
+
+/** Inserts a target while the workspace holds fewer than `max` (decided one at a time per workspace), else 409 quota_exceeded. */
+export function insertTargetWithinQuota(db: SyndicationDb, id: string, workspaceId: string, target: SealedTarget, now: number, max: number): Promise<void> {
+  return db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, workspaceId);
+    const held = await countOf(trx.selectFrom('syndication_targets').where('workspace_id', '=', workspaceId).select((eb) => eb.fn.countAll<number>().as('n')));
+    if (held >= max) throw quotaExceeded('targets', max, held);
+    await insertTarget(trx, id, workspaceId, target, now);
+  });
+}
+
+/** Inserts a schedule while the workspace holds fewer than `max`, else 409 quota_exceeded. */
+export function insertScheduleWithinQuota(db: SyndicationDb, row: ScheduleRow, max: number): Promise<void> {
+  return db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, row.workspace_id);
+    const held = await countOf(trx.selectFrom('syndication_schedules').where('workspace_id', '=', row.workspace_id).select((eb) => eb.fn.countAll<number>().as('n')));
+    if (held >= max) throw quotaExceeded('schedules', max, held);
+    await insertSchedule(trx, row);
+  });
+}
+
+/**
+ * Starts a schedule (writes `values`, status `active`, if its status is still `expectedStatus`)
+ * while fewer than `max` other schedules of its workspace are started, else 409 quota_exceeded;
+ * decided one at a time per workspace, before any push is spawned. False when the row changed.
+ */
+export function startWithinQuota(db: SyndicationDb, workspaceId: string, id: string, expectedStatus: string, values: Partial<ScheduleRow>, max: number): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await lockWorkspace(trx, workspaceId);
+    const started = await countOf(
+      trx.selectFrom('syndication_schedules').where('workspace_id', '=', workspaceId).where('status', 'in', STARTED).where('id', '!=', id).select((eb) => eb.fn.countAll<number>().as('n')),
+    );
+    if (started >= max) throw quotaExceeded('active_pushes', max, started);
+    return updateSchedule(trx, workspaceId, id, expectedStatus, { ...values, status: 'active' });
+  });
+}
+
+/** Workspaces at each publishing quota (metrics). */
+export async function workspacesAtPublishingLimits(db: SyndicationDb, limits: { targets: number; schedules: number; active_pushes: number }): Promise<{ targets: number; schedules: number; active_pushes: number }> {
+  const atLeast = async (query: { execute(): Promise<unknown[]> }) => (await query.execute()).length;
+  const schedules = db.selectFrom('syndication_schedules').select('workspace_id').groupBy('workspace_id');
+  const [targets, all, started] = await Promise.all([
+    atLeast(db.selectFrom('syndication_targets').select('workspace_id').groupBy('workspace_id').having((eb) => eb.fn.countAll(), '>=', limits.targets)),
+    atLeast(schedules.having((eb) => eb.fn.countAll(), '>=', limits.schedules)),
+    atLeast(schedules.where('status', 'in', STARTED).having((eb) => eb.fn.countAll(), '>=', limits.active_pushes)),
+  ]);
+  return { targets, schedules: all, active_pushes: started };
+}

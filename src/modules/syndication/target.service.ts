@@ -23,6 +23,8 @@ export interface TargetServiceDeps {
   clock: Clock;
   ids: IdGenerator;
   probe: Omit<ProbeOptions, 'clock'>;
+  /** Targets one workspace may hold (PLAYLINE_QUOTA_TARGETS). */
+  maxTargets: number;
 }
 
 const withStatus = (stored: repo.StoredTarget): TargetWithStatus => ({
@@ -48,7 +50,7 @@ export class TargetService {
     const target = validOrThrow(parseTarget(input, await this.profileLookup(workspaceId, [input])), schemaViolations);
     const id = this.deps.ids.hex();
     const sealed = sealTarget(target, this.deps.box);
-    await repo.insertTarget(this.deps.db, id, workspaceId, sealed, this.deps.clock.now());
+    await repo.insertTargetWithinQuota(this.deps.db, id, workspaceId, sealed, this.deps.clock.now(), this.deps.maxTargets);
     return { id, target: sealed, pullUrl: null, status: 'stopped' };
   }
 

@@ -12,6 +12,8 @@ import { WorkspaceDeletion } from './workspace-deletion.js';
 import { workspaceRoutes } from './workspaces.routes.js';
 import { WorkspaceService } from './workspaces.service.js';
 import { existingWorkspaceIds } from './workspaces.repository.js';
+import { workspaceUsageRoutes } from './workspace-usage.routes.js';
+import type { WorkspaceUsage } from '../../platform/quota/workspace-usage.js';
 
 export interface WorkspacesDeps {
   db: Db;
@@ -19,6 +21,8 @@ export interface WorkspacesDeps {
   clock: Clock;
   ids: IdGenerator;
   config: Pick<Config, 'timestampToleranceS'>;
+  /** Each workspace's use of its quotas (the usage route). */
+  usage: WorkspaceUsage;
 }
 
 /** Workspaces, their keys and ingest grants, the request authenticator over them, and workspace deletion. */
@@ -53,7 +57,10 @@ export function createWorkspaces(deps: WorkspacesDeps): Workspaces {
     existing: (ids) => existingWorkspaceIds(db, ids),
     parts: {
       name: 'workspaces',
-      apiRoutes: (api) => workspaceRoutes(api, { workspaces, workspaceDeletion: deletion, keyRing, authenticator, ingestGrants }),
+      apiRoutes: async (api) => {
+        await workspaceRoutes(api, { workspaces, workspaceDeletion: deletion, keyRing, authenticator, ingestGrants });
+        await workspaceUsageRoutes(api, deps.usage);
+      },
       workspaceData: [
         { name: 'ingest_grants', deleteRows: deleteWorkspaceGrants },
         {

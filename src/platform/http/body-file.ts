@@ -19,8 +19,11 @@ export interface ReceiveOptions {
   declaredBytes: number | undefined;
   /** The 413's detail: what may be sent, naming the setting if there is one. */
   tooLargeDetail: string;
-  /** Called with each chunk's size before it is written; throwing refuses the body with that error (a byte budget). */
-  onBytes?: (bytes: number) => void;
+  /**
+   * Called with each chunk's size before it is written; throwing (or rejecting) refuses the body
+   * with that error (a byte budget, a quota). A promise holds the chunk, and the body, until it settles.
+   */
+  onBytes?: (bytes: number) => void | Promise<void>;
 }
 
 const cutOff = () => new AppError('bad_request', 'The upload ended before the whole file arrived; nothing was kept');
@@ -42,12 +45,14 @@ export async function receiveBodyFile(body: Readable, options: ReceiveOptions): 
     transform(chunk: Buffer, _encoding, callback) {
       bytes += chunk.length;
       if (bytes > limitBytes) return callback(tooLarge());
+      let pending: void | Promise<void>;
       try {
-        options.onBytes?.(chunk.length);
+        pending = options.onBytes?.(chunk.length);
       } catch (error) {
         return callback(error as Error);
       }
-      callback(null, chunk);
+      if (pending instanceof Promise) pending.then(() => callback(null, chunk), (error: unknown) => callback(error as Error));
+      else callback(null, chunk);
     },
   });
   const file = createWriteStream(path, { flags: 'wx' });

@@ -1,0 +1,134 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
+import { liveDirsOfOwner } from '../../platform/media/media-layout.js';
+import { directoryTally, type DirectoryTally } from '../../platform/quota/directory-bytes.js';
+import type { StorageQuota, StorageReservation, StoredBytesSource } from '../../platform/quota/storage-quota.js';
+import { storageQuotaExceeded } from '../../platform/quota/workspace-quotas.js';
+
+/** How long a measure of a workspace's live folders is reused (a live window changes every segment). */
+const LIVE_MEASURE_TTL_MS = 2_000;
+
+/**
+ * The bytes of a workspace's live folders (its slicers' live windows and hls-push input), for its
+ * storage quota. Measured by scanning them (files of `live/<owner>/` and `live-input/<owner>/`,
+ * a few levels down), at most once per workspace every 2 s: the work is bounded by the slicers a
+ * workspace may hold and the files each folder may hold (window segments, PLAYLINE_HLS_PUSH_MAX_FILES).
+ */
+export class LiveStorageMeter implements StoredBytesSource {
+  readonly name = 'live';
+  private readonly measured = new Map<string, { at: number; bytes: Promise<number> }>();
+
+  constructor(
+    private readonly mediaRoot: string,
+    private readonly clock: Clock,
+  ) {}
+
+  bytes = (_db: unknown, workspaceId: string): Promise<number> => {
+    const now = this.clock.now();
+    const cached = this.measured.get(workspaceId);
+    if (cached && now - cached.at < LIVE_MEASURE_TTL_MS) return cached.bytes;
+    const bytes = this.scan(workspaceId);
+    this.measured.set(workspaceId, { at: now, bytes });
+    // Bounded: a workspace's entry lives until its measure is old (then dropped on the next read of another).
+    if (this.measured.size > 1024) for (const [owner, entry] of this.measured) if (now - entry.at >= LIVE_MEASURE_TTL_MS) this.measured.delete(owner);
+    return bytes;
+  };
+
+  /** The next read measures again (after a push here changed the folder). */
+  forget(workspaceId: string): void {
+    this.measured.delete(workspaceId);
+  }
+
+  private async scan(workspaceId: string): Promise<number> {
+    let total = 0;
+    // <owner>/<slicer>/<rendition>/<file>: three levels of folders.
+    for (const dir of liveDirsOfOwner(this.mediaRoot, workspaceId)) total += (await directoryTally(dir, 3)).bytes;
+    return total;
+  }
+}
+
+export interface LiveInputLimits {
+  /** PLAYLINE_HLS_PUSH_MAX_FILES */
+  maxFiles: number;
+  /** PLAYLINE_HLS_PUSH_MAX_FOLDER_BYTES */
+  maxBytes: number;
+}
+
+/** What one push holds until it is in place: room in its slicer's input folder and in its workspace's storage quota. */
+export interface LiveInputHold {
+  dir: string;
+  /** Bytes held in the folder (and, through `reservation`, in the workspace's quota). */
+  bytes: number;
+  /** The folder's files and bytes (without the file this push replaces) when the push was admitted. */
+  base: DirectoryTally;
+  reservation: StorageReservation;
+  released: boolean;
+}
+
+/**
+ * The caps of hls-push input: files and bytes per slicer input folder (pushes to one slicer are
+ * received by the instance that runs it, so the folder's pushes under way are counted here), and
+ * each push's bytes in its workspace's storage quota (reserved in the database while it arrives).
+ */
+export class LiveInputQuota {
+  private readonly underWay = new Map<string, { files: number; bytes: number }>();
+
+  constructor(
+    private readonly limits: LiveInputLimits,
+    private readonly storage: StorageQuota,
+    private readonly meter: LiveStorageMeter,
+  ) {}
+
+  /** Before a received push is put in place: room for its `bytes` and (unless it replaces one) one more file, or 409/507. */
+  async admit(owner: string, slicerId: string, dir: string, file: string, bytes: number): Promise<LiveInputHold> {
+    const tally = await directoryTally(dir, 1);
+    const replaced = await stat(join(dir, file)).then((s) => (s.isFile() ? s.size : undefined), () => undefined);
+    const base = { files: tally.files - (replaced === undefined ? 0 : 1), bytes: tally.bytes - (replaced ?? 0) };
+    const pending = this.underWay.get(dir) ?? { files: 0, bytes: 0 };
+    const files = base.files + pending.files;
+    if (files + 1 > this.limits.maxFiles) {
+      throw new AppError('quota_exceeded', `The input folder of slicer ${slicerId} holds ${files} of its ${this.limits.maxFiles} files (PLAYLINE_HLS_PUSH_MAX_FILES): delete old segments (ffmpeg -hls_flags delete_segments) before pushing more`, {
+        extra: { quota: 'live_input_files', limit: this.limits.maxFiles, used: files },
+      });
+    }
+    this.checkFolderBytes(slicerId, base.bytes + pending.bytes, bytes);
+    // Counted in the folder before the wait for the database, so a concurrent push sees it.
+    this.underWay.set(dir, { files: pending.files + 1, bytes: pending.bytes + bytes });
+    const hold = { dir, bytes, base, released: false };
+    try {
+      return { ...hold, reservation: await this.storage.reserve(owner, bytes) };
+    } catch (err) {
+      this.giveBack(hold);
+      throw err;
+    }
+  }
+
+  /** The push was stored (it now counts in its folder) or failed: what it held is given back. */
+  async release(owner: string, hold: LiveInputHold): Promise<void> {
+    if (hold.released) return;
+    this.giveBack(hold);
+    this.meter.forget(owner);
+    await this.storage.settle(hold.reservation);
+  }
+
+  /** A file of the workspace's input folders was deleted: its next usage measures again. */
+  removed(owner: string): void {
+    this.meter.forget(owner);
+  }
+
+  private giveBack(hold: Pick<LiveInputHold, 'dir' | 'bytes' | 'released'>): void {
+    hold.released = true;
+    const pending = this.underWay.get(hold.dir);
+    if (!pending) return;
+    const left = { files: pending.files - 1, bytes: pending.bytes - hold.bytes };
+    if (left.files <= 0) this.underWay.delete(hold.dir);
+    else this.underWay.set(hold.dir, left);
+  }
+
+  private checkFolderBytes(slicerId: string, used: number, adding: number): void {
+    if (used + adding <= this.limits.maxBytes) return;
+    throw storageQuotaExceeded(this.limits.maxBytes, used, adding, { quota: 'live_input_bytes', setting: 'PLAYLINE_HLS_PUSH_MAX_FOLDER_BYTES', scope: `The input folder of slicer ${slicerId}` });
+  }
+}
