@@ -93,6 +93,7 @@ test('packaging budgets, the stream cap and the media memory limit have defaults
   assert.equal(defaults.packagingMaxOutputBytes, 32 * 1024 ** 3);
   assert.equal(defaults.packagingTimeFactor, 4);
   assert.equal(defaults.packagingMinTimeS, 120);
+  assert.equal(defaults.packagingMaxGapS, 60);
   assert.equal(defaults.mediaMaxStreams, 8);
   assert.equal(defaults.mediaMemoryLimitMb, undefined);
   assert.equal(mediaMemoryLimitBytesOf(defaults, 2), 2560 * 1024 * 1024, 'unset: 2048 MiB + 256 MiB per core');
@@ -108,6 +109,10 @@ test('packaging budgets, the stream cap and the media memory limit have defaults
   assert.throws(() => loadConfig({ PLAYLINE_MEDIA_MAX_STREAMS: '0' }), /PLAYLINE_MEDIA_MAX_STREAMS/);
   assert.throws(() => loadConfig({ PLAYLINE_MEDIA_MEMORY_LIMIT_MB: '-1' }), /PLAYLINE_MEDIA_MEMORY_LIMIT_MB/);
   assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES: '1000' }), /PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES/);
+  assert.equal(loadConfig({ PLAYLINE_PACKAGING_MAX_GAP_S: '0' }).packagingMaxGapS, 0, '0 turns the gap check off');
+  assert.equal(loadConfig({ PLAYLINE_PACKAGING_MAX_GAP_S: '300' }).packagingMaxGapS, 300);
+  assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_MAX_GAP_S: '-1' }), /PLAYLINE_PACKAGING_MAX_GAP_S \(--packaging-max-gap-s\)/);
+  assert.throws(() => loadConfig({ PLAYLINE_PACKAGING_MAX_GAP_S: 'a minute' }), /PLAYLINE_PACKAGING_MAX_GAP_S/);
 });
 
 test('workspace quotas: defaults keep one workspace\'s slicers below the deployment cap; values are converted; bad ones name their setting', () => {

@@ -35,6 +35,8 @@ export interface ClipOptions {
   /** A tone track (default true). */
   audio?: boolean;
   fps?: number;
+  /** Encode with B-frames (x264 veryfast, 3 B-frames forced) instead of ultrafast's none. */
+  bframes?: boolean;
 }
 
 /**
@@ -74,9 +76,24 @@ export async function makeClip(dir: string, name: string, options: ClipOptions =
   const { seconds = 3, width = 320, height = 180, audio = true, fps = 25 } = options;
   const args = ['-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=${fps}:duration=${seconds}`];
   if (audio) args.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`);
-  args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p');
+  // B-frames on demand: packets then come in decode order, their presentation times out of order.
+  if (options.bframes) args.push('-c:v', 'libx264', '-preset', 'veryfast', '-x264-params', 'bframes=3:b-adapt=0', '-pix_fmt', 'yuv420p');
+  else args.push('-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p');
   if (audio) args.push('-c:a', 'aac');
   return encodeOnce(args, join(dir, name));
+}
+
+/**
+ * A slideshow: one picture every `everyS` seconds (a frame rate of 1/everyS) for `seconds`, with a
+ * tone for the whole length: legitimate content whose frames are far apart.
+ */
+export async function makeSlideshow(dir: string, name: string, options: { seconds?: number; everyS?: number } = {}): Promise<string> {
+  const { seconds = 30, everyS = 10 } = options;
+  return encodeOnce([
+    '-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=160x90:rate=1/${everyS}:duration=${seconds}`,
+    '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
+    '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac',
+  ], join(dir, name));
 }
 
 /** Generates a tone-only file (no video stream). */

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { readPackagedManifest } from '../../platform/media/packaged-manifest.js';
 import { loadConfig } from '../../platform/config.js';
 import { FfmpegPackager, packagingLimitsOf, type PackagingJob } from './asset-packager.js';
-import { codecsOfSegment, fragmentTiming, keyframeTimes, makeAudioOnly, makeClip, makeGapFile, makeManyStreams, mediaToolsSkip } from '../../../test/helpers/media.js';
+import { codecsOfSegment, fragmentTiming, keyframeTimes, makeAudioOnly, makeClip, makeGapFile, makeManyStreams, makeSlideshow, mediaToolsSkip } from '../../../test/helpers/media.js';
 import { tracksOfInit } from '../../platform/media/fmp4-tracks.js';
 import { FakeClock } from '../../platform/clock.js';
 import type { PackagingLimits } from './asset-packager.js';
@@ -155,6 +155,33 @@ describe('ffmpeg packager', { skip }, () => {
       assert.equal((await within({ maxStreams: 12 }).package(jobFor(await makeManyStreams(dir, 'streams12.mkv', 12)))).kind, 'packaged', 'at the cap: packaged');
     });
 
+    test('at the default settings, the timestamp-gap file (a few frames, then one at 2 h) is refused by the gap scan before any encoding', async () => {
+      const job = jobFor(await makeGapFile(dir, 'gap2h.mkv'));
+      const outcome = await packager.package(job);
+      assert.deepEqual(outcome, {
+        kind: 'failed',
+        reason: 'The video has no frame for 7199 s (1 h 59 min), from 0.97 s to 7200 s; at most 60 s without a frame can be packaged on this server (PLAYLINE_PACKAGING_MAX_GAP_S): packaging would fill the gap with repeated frames',
+      });
+      // No ffmpeg was started: each one records its pid in the marker file as it is spawned (probes do not).
+      assert.equal(existsSync(job.markerFile), false, 'no encoding process was spawned');
+      assert.deepEqual(job.progress, [], 'never started encoding');
+      assert.deepEqual(outputOf(job), [], 'no segment, no playlist');
+      // A shorter gap over a lower limit: the limit is the setting's.
+      const short = await within({ maxGapS: 20 }).package(jobFor(await makeGapFile(dir, 'gap30s.mkv', { gapS: 30 })));
+      assert.ok(short.kind === 'failed', JSON.stringify(short));
+      assert.match(short.reason, /^The video has no frame for 29 s, from 0.97 s to 30 s; at most 20 s without/);
+    });
+
+    test('at the default settings, a slideshow (a picture every 10 s) and a clip with B-frames are packaged', async () => {
+      const slides = jobFor(await makeSlideshow(dir, 'slides.mp4', { seconds: 30, everyS: 10 }));
+      const slideshow = await packager.package(slides);
+      assert.equal(slideshow.kind, 'packaged', JSON.stringify(slideshow));
+      assert.ok(Math.abs((await readPackagedManifest(slides.workDir)).duration_s - 30) < 0.5);
+      const reordered = jobFor(await makeClip(dir, 'reordered.mp4', { seconds: 3, width: 160, height: 90, bframes: true }));
+      const clip = await packager.package(reordered);
+      assert.equal(clip.kind, 'packaged', JSON.stringify(clip));
+    });
+
     test('the timestamp-gap file (a few frames, then one at 2 h) is refused by the duration budget before any encoding', async () => {
       const job = jobFor(await makeGapFile(dir, 'gap2h.mkv'));
       const outcome = await within({ maxDurationS: 3600 }).package(job);
@@ -164,7 +191,7 @@ describe('ffmpeg packager', { skip }, () => {
       assert.deepEqual(job.progress, [], 'never started encoding');
       assert.deepEqual(outputOf(job), []);
       // The same file at 60 fps is 432,000 frames: the frame budget catches it too.
-      const frames = await within({ maxFrames: 100_000 }).package(jobFor(await makeGapFile(dir, 'gap2h.mkv')));
+      const frames = await within({ maxFrames: 100_000, maxGapS: 0 }).package(jobFor(await makeGapFile(dir, 'gap2h.mkv')));
       assert.ok(frames.kind === 'failed');
       assert.match(frames.reason, /^The video would take 43200\d frames to package; at most 100000 are packaged on this server$/);
     });
@@ -172,7 +199,8 @@ describe('ffmpeg packager', { skip }, () => {
     test('the wall-clock budget (the larger of a minimum and a factor of the duration) ends the run: failed, ffmpeg stopped', async () => {
       const clock = new FakeClock();
       // 0.01 x 7,200 s = 72 s, above the 60 s minimum.
-      const packager = within({ timeFactor: 0.01, minTimeMs: 60_000 }, clock);
+      // The gap check off, so that the gap file reaches ffmpeg.
+      const packager = within({ timeFactor: 0.01, minTimeMs: 60_000, maxGapS: 0 }, clock);
       const job = jobFor(await makeGapFile(dir, 'gap2h.mkv'));
       let pid = 0;
       let advanced = 0;

@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import { mediaMemoryLimitBytesOf, type Config } from '../../platform/config.js';
-import { confinedInput, countStreams, probeFile, type ProbeFailure } from '../../platform/media/ffprobe.js';
+import { confinedInput, countStreams, probeFile, scanVideoPackets, type ProbeFailure } from '../../platform/media/ffprobe.js';
 import { FfmpegProgressParser, percentOf } from '../../platform/media/ffmpeg-progress.js';
 import { failureLine, reachedMemoryLimit, runMediaProcess, type MediaProcessResult } from '../../platform/media/media-process.js';
 import type { MediaToolPaths } from '../../platform/media/media-tools.js';
 import { writeProcessMarker } from '../../platform/media/process-marker.js';
 import { POSTER_FILE, writeManifest } from '../../platform/media/packaged-manifest.js';
 import { buildManifest } from './packaging-output.js';
-import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs, tooManyStreams, type SourceBudgets } from './packaging-plan.js';
+import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs, tooManyStreams, videoStreamOf, type SourceBudgets } from './packaging-plan.js';
 import { PackagingWatch } from './packaging-watch.js';
 
 /** One packaging run of one asset. */
@@ -53,6 +53,7 @@ export function packagingLimitsOf(config: Config): PackagingLimits {
     maxDurationS: config.packagingMaxDurationS,
     maxFrames: config.packagingMaxFrames,
     maxStreams: config.mediaMaxStreams,
+    maxGapS: config.packagingMaxGapS,
     maxOutputBytes: config.packagingMaxOutputBytes,
     timeFactor: config.packagingTimeFactor,
     minTimeMs: config.packagingMinTimeS * 1000,
@@ -75,7 +76,7 @@ export interface FfmpegPackagerOptions {
 const ENCODE_SHARE = 0.95;
 
 /**
- * Packages with the system's ffmpeg: probe (ffprobe JSON), one ffmpeg run for the whole ladder,
+ * Packages with the system's ffmpeg: probe (ffprobe JSON), a scan of the video's packet times (ffprobe, no decoding), one ffmpeg run for the whole ladder,
  * a poster frame, then manifest.json written last. Failure reasons name the problem in the
  * user's terms and never a server path.
  */
@@ -107,7 +108,17 @@ export class FfmpegPackager implements AssetPackager {
     if (counted.streams > limits.maxStreams) return { kind: 'failed', reason: tooManyStreams(counted.streams, limits.maxStreams) };
     const probe = await probeFile(ffprobe, job.source, probing);
     if (!probe.ok) return unreadable(probe);
-    const described = describeSource(probe.media, limits);
+    // The video's packets are read (demuxed, not decoded) for its real frame count and its longest
+    // time without a frame: a timestamp gap is refused here, before the fps filter would fill it.
+    // Reading stops once past the frame budget. Without a video stream there is nothing to read.
+    let timeline;
+    if (videoStreamOf(probe.media)) {
+      const start = Number(probe.media.format.start_time);
+      const scan = await scanVideoPackets(ffprobe, job.source, { ...probing, maxPackets: limits.maxFrames, originS: Number.isFinite(start) ? start : undefined });
+      if (!scan.ok) return unreadable(scan);
+      timeline = scan.timeline;
+    }
+    const described = describeSource(probe.media, limits, timeline);
     if (!described.ok) return { kind: 'failed', reason: described.reason };
     const source = described.source;
     const plan = planRenditions(this.options.ladder, source);

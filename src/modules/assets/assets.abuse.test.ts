@@ -23,7 +23,7 @@ describe('packaging abuse (one slot, two workspaces)', { skip }, () => {
     scratch = mkdtempSync(join(tmpdir(), 'playline-assets-abuse-'));
     victimClip = await makeClip(scratch, 'victim.mp4', { seconds: 2, width: 160, height: 90 });
     t = await createTestApp({
-      env: { PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast', PLAYLINE_PACKAGING_MAX_DURATION_S: '3600' },
+      env: { PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast' },
     });
   });
   after(async () => {
@@ -35,14 +35,15 @@ describe('packaging abuse (one slot, two workspaces)', { skip }, () => {
   const settled = (id: string, client = t.client): Promise<AssetView> =>
     client.assets.waitUntilPackaged(id, { intervalMs: 20, signal: AbortSignal.timeout(60_000) });
 
-  test('the timestamp-gap upload (a few frames, then one at 2 h) ends failed with the reason; another workspace\'s clip becomes ready', async () => {
+  test('at the default settings, the timestamp-gap upload (a few frames, then one at 2 h) ends failed with the reason; another workspace\'s clip becomes ready', async () => {
     const attack = await t.client.assets.upload(await makeGapFile(scratch, 'gap2h.mkv'), { title: 'gap' });
     const victim = await t.other.client.assets.upload(victimClip, { title: 'victim' });
     const ready = await settled(victim.id, t.other.client);
     assert.equal(ready.state, 'ready', JSON.stringify(ready));
     const failed = await settled(attack.id);
     assert.equal(failed.state, 'failed');
-    assert.match(failed.failure_reason ?? '', /^The video declares a duration of 7200 s \(2 h 0 min\); at most 3600 s \(1 h 0 min\) can be packaged/);
+    // At the default settings: 7,200 s and 432,000 frames are within the duration and frame budgets; the gap is not.
+    assert.match(failed.failure_reason ?? '', /^The video has no frame for 7199 s \(1 h 59 min\), from 0\.97 s to 7200 s; at most 60 s without a frame can be packaged on this server \(PLAYLINE_PACKAGING_MAX_GAP_S\)/);
   });
 
   test('an upload of many streams ends failed with the reason before it is probed in full; another workspace\'s clip becomes ready', async () => {

@@ -2,12 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
 import { MAX_RENDITIONS } from '../../platform/media/packaged-manifest.js';
+import { PacketTimeline } from '../../platform/media/packet-timeline.js';
 import { describeSource as describeWithin, packagingArgs, planRenditions, type SourceBudgets, type SourceMedia } from './packaging-plan.js';
 
 const video = (extra: Partial<ProbedStream> = {}): ProbedStream => ({ index: 0, codec_type: 'video', codec_name: 'h264', width: 1920, height: 1080, avg_frame_rate: '30000/1001', ...extra });
 const media = (streams: ProbedStream[], duration = '12.5'): ProbedMedia => ({ streams, format: { duration } });
 /** Budgets no test source reaches, so each check is seen alone. */
-const NO_BUDGET: SourceBudgets = { maxDurationS: 800_000, maxFrames: 1e12, maxStreams: 1000 };
+const NO_BUDGET: SourceBudgets = { maxDurationS: 800_000, maxFrames: 1e12, maxStreams: 1000, maxGapS: 0 };
 const describeSource = (m: ProbedMedia) => describeWithin(m, NO_BUDGET);
 const source = (extra: Partial<SourceMedia> = {}): SourceMedia => ({ width: 1920, height: 1080, fps: '30/1', fpsValue: 30, durationS: 10, hasAudio: true, interlaced: false, ...extra });
 
@@ -88,7 +89,7 @@ test('one ffmpeg run: forced keyframes every 4 s, fixed GOP, fMP4 HLS per rendit
 });
 
 test('budgets: too many streams, too long (a timestamp gap counts in full) or too many frames is refused before any encoding', () => {
-  const budgets: SourceBudgets = { maxDurationS: 3600, maxFrames: 200_000, maxStreams: 4 };
+  const budgets: SourceBudgets = { maxDurationS: 3600, maxFrames: 200_000, maxStreams: 4, maxGapS: 60 };
   const reason = (m: ProbedMedia) => {
     const check = describeWithin(m, budgets);
     return check.ok ? 'ok' : check.reason;
@@ -103,4 +104,37 @@ test('budgets: too many streams, too long (a timestamp gap counts in full) or to
   assert.match(reason(media([video({ avg_frame_rate: '1000/1', nb_frames: '500000' })], '500')), /500000 frames/);
   const many = Array.from({ length: 12 }, (_, index) => video({ index }));
   assert.equal(reason(media(many)), 'The file has 12 streams; at most 4 (video, audio, subtitles and data together) are accepted');
+});
+
+test('the packet timeline: a gap longer than PLAYLINE_PACKAGING_MAX_GAP_S is refused, naming where and how long; the real packet count is the frame count', () => {
+  const budgets: SourceBudgets = { maxDurationS: 14_400, maxFrames: 864_000, maxStreams: 8, maxGapS: 60 };
+  const timelineOf = (times: number[], origin?: number) => {
+    const timeline = new PacketTimeline(origin);
+    for (const t of times) timeline.add(t);
+    return timeline.finish();
+  };
+  const reason = (m: ProbedMedia, times: number[], within = budgets, origin?: number) => {
+    const check = describeWithin(m, within, timelineOf(times, origin));
+    return check.ok ? 'ok' : check.reason;
+  };
+  // The gap file of finding N7 at the default budgets: 7,200 s and 432,000 frames pass both, the gap does not.
+  const sixty = Array.from({ length: 59 }, (_, i) => Math.round((i * 1000) / 60) / 1000);
+  const gapFile = media([video({ avg_frame_rate: '60/1' })], '7200.016');
+  assert.equal(describeWithin(gapFile, budgets).ok, true, 'without the timeline, the defaults let it through');
+  assert.equal(reason(gapFile, [...sixty, 7200]),
+    'The video has no frame for 7199 s (1 h 59 min), from 0.97 s to 7200 s; at most 60 s without a frame can be packaged on this server (PLAYLINE_PACKAGING_MAX_GAP_S): packaging would fill the gap with repeated frames');
+  assert.equal(reason(gapFile, [...sixty, 7200], { ...budgets, maxGapS: 0 }), 'ok', '0 turns the check off');
+  // A gap before the first frame counts from the file's start (another stream starting at 0).
+  assert.equal(reason(media([video()], '100'), [90, 90.04, 90.08], budgets, 0),
+    'The video has no frame for 90 s, before its first frame, at 90 s; at most 60 s without a frame can be packaged on this server (PLAYLINE_PACKAGING_MAX_GAP_S): packaging would fill the gap with repeated frames');
+  // Just over and at the limit.
+  assert.match(reason(media([video()], '70'), [0, 60.5]), /no frame for 60\.5 s, from 0 s to 60\.5 s; at most 60 s/);
+  assert.equal(reason(media([video()], '70'), [0, 60]), 'ok');
+  // A slideshow: a frame every 10 s (0.1 fps) is packaged.
+  assert.equal(reason(media([video({ avg_frame_rate: '1/10' })], '60'), [0, 30, 10, 20, 50, 40]), 'ok');
+  // The packet count is the decoding work: 300,000 packets in 100 s of a 3,000 fps source.
+  const dense = Array.from({ length: 300_000 }, (_, i) => i / 3000);
+  assert.equal(reason(media([video({ avg_frame_rate: '3000/1' })], '100'), dense, { ...budgets, maxFrames: 200_000 }), 'The video holds at least 300000 frames; at most 200000 are packaged on this server');
+  // ... and a declared frame count that the packets do not bear out is not held against the file.
+  assert.equal(reason(media([video({ avg_frame_rate: '25/1', nb_frames: '5000000' })], '10'), Array.from({ length: 250 }, (_, i) => i / 25)), 'ok');
 });

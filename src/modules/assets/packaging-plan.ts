@@ -1,4 +1,5 @@
 import type { ProbedMedia, ProbedStream } from '../../platform/media/ffprobe.js';
+import type { PacketTimelineSummary } from '../../platform/media/packet-timeline.js';
 import { FMP4_SEGMENT_OPTIONS, H264_IN_BAND_PARAMETER_SETS } from '../../platform/media/fmp4-for-players.js';
 import { MAX_RENDITIONS, MAX_SEGMENTS } from '../../platform/media/packaged-manifest.js';
 
@@ -31,11 +32,13 @@ export interface RenditionPlan {
   audioKbps: number;
 }
 
-/** What one packaging may take on (PLAYLINE_PACKAGING_MAX_DURATION_S, _MAX_FRAMES, PLAYLINE_MEDIA_MAX_STREAMS). */
+/** What one packaging may take on (PLAYLINE_PACKAGING_MAX_DURATION_S, _MAX_FRAMES, _MAX_GAP_S, PLAYLINE_MEDIA_MAX_STREAMS). */
 export interface SourceBudgets {
   maxDurationS: number;
   maxFrames: number;
   maxStreams: number;
+  /** The longest time without a video frame (seconds); 0: any. */
+  maxGapS: number;
 }
 
 export type SourceCheck = { ok: true; source: SourceMedia } | { ok: false; reason: string };
@@ -52,15 +55,21 @@ const rotationOf = (stream: ProbedStream): number => {
   return Number.isFinite(degrees) ? Math.abs(degrees) % 180 : 0;
 };
 
+/** The video stream packaging reads (`0:v:0`): the first one that is not cover art. */
+export const videoStreamOf = (media: ProbedMedia): ProbedStream | undefined =>
+  media.streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
+
 /**
  * Reads what packaging needs from ffprobe's description, or says why the file cannot be packaged:
  * among the reasons, a source over the budgets (too many streams, too long, too many frames),
  * refused before any encoding. The duration is the declared one, so a timestamp gap (a few frames,
  * then one at 2 h, which the `fps` filter would fill with repeated frames) counts in full.
+ * With the video's packet timeline (`scanVideoPackets`), a gap longer than `maxGapS` is refused
+ * whatever the duration, and the real packet count replaces the count the container declares.
  */
-export function describeSource(media: ProbedMedia, budgets: SourceBudgets): SourceCheck {
+export function describeSource(media: ProbedMedia, budgets: SourceBudgets, timeline?: PacketTimelineSummary): SourceCheck {
   if (media.streams.length > budgets.maxStreams) return { ok: false, reason: tooManyStreams(media.streams.length, budgets.maxStreams) };
-  const video = media.streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
+  const video = videoStreamOf(media);
   if (!video) {
     const audioOnly = media.streams.some((s) => s.codec_type === 'audio');
     return { ok: false, reason: audioOnly ? 'The file has no video stream (audio-only files are not supported)' : 'The file has no video stream' };
@@ -81,12 +90,26 @@ export function describeSource(media: ProbedMedia, budgets: SourceBudgets): Sour
     return { ok: false, reason: `The video declares a duration of ${seconds(durationS)}; at most ${seconds(budgets.maxDurationS)} can be packaged on this server (a gap in its timestamps counts in full)` };
   }
 
+  const gap = timeline?.largestGap;
+  if (gap && budgets.maxGapS > 0 && gap.lengthS > budgets.maxGapS) {
+    const where = timeline?.firstS !== undefined && gap.toS === timeline.firstS ? `before its first frame, at ${at(gap.toS)}` : `from ${at(gap.fromS)} to ${at(gap.toS)}`;
+    return {
+      ok: false,
+      reason: `The video has no frame for ${span(gap.lengthS)}, ${where}; at most ${seconds(budgets.maxGapS)} without a frame can be packaged on this server (PLAYLINE_PACKAGING_MAX_GAP_S): packaging would fill the gap with repeated frames`,
+    };
+  }
+
   // A variable or unknown frame rate is packaged at a constant one: 30 fps unless the source says otherwise, 60 at most.
   const rate = rational(video.avg_frame_rate) ?? rational(video.r_frame_rate);
   const capped = !rate || rate.num / rate.den > 60 ? { num: rate ? 60 : 30, den: 1 } : rate;
   const encoded = Math.ceil((durationS * capped.num) / capped.den);
-  const declared = Number(video.nb_frames ?? 0);
+  // Frames decoded: the packets read when they were counted, else what the container declares.
+  const declared = timeline ? timeline.packets : Number(video.nb_frames ?? 0);
   const frames = Math.max(encoded, Number.isFinite(declared) ? declared : 0);
+  if (timeline && timeline.packets > budgets.maxFrames && timeline.packets >= encoded) {
+    // The scan stops once past the budget: the count is a lower bound.
+    return { ok: false, reason: `The video holds at least ${timeline.packets} frames; at most ${budgets.maxFrames} are packaged on this server` };
+  }
   if (frames > budgets.maxFrames) {
     return { ok: false, reason: `The video would take ${frames} frames to package; at most ${budgets.maxFrames} are packaged on this server` };
   }
@@ -113,6 +136,12 @@ const seconds = (s: number): string => {
   const whole = Math.round(s);
   return whole >= 3600 ? `${whole} s (${Math.floor(whole / 3600)} h ${Math.floor((whole % 3600) / 60)} min)` : `${whole} s`;
 };
+
+/** A point of the timeline for a failure reason: `0.97 s`, `7200 s`. */
+const at = (s: number): string => `${Number(s.toFixed(2))} s`;
+
+/** A length of time for a failure reason: `61.5 s`, `7199 s (1 h 59 min)`. */
+const span = (s: number): string => (s >= 3600 ? seconds(s) : `${Number(s.toFixed(1))} s`);
 
 const even = (value: number) => Math.max(2, Math.round(value / 2) * 2);
 

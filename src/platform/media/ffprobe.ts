@@ -1,4 +1,5 @@
 import { failureLine, reachedMemoryLimit, runMediaProcess, type MediaProcessResult } from './media-process.js';
+import { PacketTimeline, type PacketTimelineSummary } from './packet-timeline.js';
 
 /**
  * Demuxers a media file may be read with. Playlists and indirections (hls, concat, image
@@ -50,7 +51,7 @@ export interface ProbedStream {
 
 export interface ProbedMedia {
   streams: ProbedStream[];
-  format: { format_name?: string; duration?: string; size?: string };
+  format: { format_name?: string; duration?: string; size?: string; start_time?: string };
 }
 
 /** A probe that did not describe the file: why, whether it was aborted, whether it ran out of its memory limit. */
@@ -95,6 +96,46 @@ export async function probeFile(ffprobe: string, path: string, options: ProbeOpt
   } catch {
     return { ok: false, reason: 'ffprobe gave no readable description of the file', aborted: false, reachedMemoryLimit: false };
   }
+}
+
+export interface PacketScanOptions extends ProbeOptions {
+  /** Stop reading once more packets than this were read (the answer says `stopped`): a budget already passed needs no exact count. */
+  maxPackets?: number | undefined;
+  /** Where the file starts (seconds, the format's start time), so a first frame long after it counts as a gap. */
+  originS?: number | undefined;
+}
+
+export type PacketScan = { ok: true; timeline: PacketTimelineSummary; stopped: boolean } | ProbeFailure;
+
+/**
+ * Reads the packets of the first video stream, demuxing only (no frame is decoded), with the same
+ * confinement, probe limits and memory limit as the probe: how many there are and the longest
+ * time without a frame (packet-timeline.ts). ffprobe's CSV is read line by line as it comes and
+ * never kept, so memory stays small whatever the number of packets. A file without a video stream
+ * reads as no packets. Never throws.
+ */
+export async function scanVideoPackets(ffprobe: string, path: string, options: PacketScanOptions = {}): Promise<PacketScan> {
+  const args = ['-hide_banner', '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', ...ffprobeInput(path)];
+  const timeline = new PacketTimeline(options.originS);
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  let stopped = false;
+  const result = await runMediaProcess(ffprobe, args, {
+    signal,
+    killGraceMs: 0,
+    ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
+    onStdoutLine: (line) => {
+      if (stopped) return;
+      timeline.line(line);
+      if (options.maxPackets !== undefined && timeline.count > options.maxPackets) {
+        stopped = true;
+        stop.abort();
+      }
+    },
+  });
+  if (stopped && !options.signal?.aborted) return { ok: true, timeline: timeline.finish(), stopped: true };
+  if (result.aborted || result.exitCode !== 0) return probeFailure(result, path, options);
+  return { ok: true, timeline: timeline.finish(), stopped: false };
 }
 
 /** The confined input as ffprobe takes it: the file as its last argument, without -i. */
