@@ -157,7 +157,7 @@ describe('real media in Chromium: stock hls.js through signed URLs, statistics a
     const settings = await client.errorReporting.putSettings({ callback_url: receiver.url, enabled: true });
     const tested = receiver.count();
     // A short-lived URL and a small buffer, so the player still fetches segments after the expiry.
-    const url = await signPlayback(longer, ['--expires-in', '4']);
+    const url = await signPlayback(longer, ['--expires-in', '8']);
     const { page } = await playerPage();
     await page.evaluate(`window.play(${JSON.stringify(url)}, { maxBufferLength: 2, maxMaxBufferLength: 2, backBufferLength: 0 })`);
     await receiver.waitFor(tested + 1);
