@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { tmpdir } from 'node:os';
@@ -26,11 +26,24 @@ async function listener(protocol: KeyedListenProtocol, dir: string): Promise<{ c
 }
 
 /** An encoder (or an outsider) sending `seconds` of test pattern to the listener with `query`. */
-const send = (url: string, seconds: number): Promise<number | null> =>
+const send = (url: string, seconds: number, signal?: AbortSignal): Promise<number | null> =>
   new Promise((resolve) => {
-    const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'quiet', '-re', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-f', 'mpegts', url], { stdio: 'ignore' });
+    const child = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'quiet', '-re', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-f', 'mpegts', url], { stdio: 'ignore', signal });
+    child.on('error', () => undefined);
     child.once('close', resolve);
   });
+
+/** Whether a UDP socket of this machine is bound to `listenPort` (the listener ffmpeg is up). */
+const udpBound = (listenPort: number): boolean => {
+  const hex = `:${listenPort.toString(16).toUpperCase().padStart(4, '0')} `;
+  return ['/proc/net/udp', '/proc/net/udp6'].some((table) => {
+    try {
+      return readFileSync(table, 'utf8').split('\n').some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex.trim()) === true);
+    } catch {
+      return false;
+    }
+  });
+};
 
 const urlOf = (protocol: KeyedListenProtocol, listenPort: number, key: string) =>
   protocol === 'srt' ? `srt://127.0.0.1:${listenPort}?passphrase=${key}&pbkeylen=16` : `rist://127.0.0.1:${listenPort}?secret=${key}&aes-type=128`;
@@ -73,12 +86,17 @@ describe('keyed SRT and RIST listeners (security review N1, N2)', { skip }, () =
     test(`${protocol}: a sender with a wrong key while the slicer's encoder is live is refused, and the encoder stays live`, { timeout: 40_000 }, async () => {
       const slicer = await listener(protocol, dir);
       try {
-        const own = send(urlOf(protocol, slicer.port, KEY), 5);
+        // The encoder starts once the listener has bound its port (a RIST sender that starts first may never
+        // be heard), and sends for as long as the test needs it.
+        await eventually(() => udpBound(slicer.port), 'the listener is bound');
+        const encoder = new AbortController();
+        const own = send(urlOf(protocol, slicer.port, KEY), 30, encoder.signal);
         // The slicer's encoder is in: its media reaches the output.
         await eventually(() => existsSync(slicer.output) && statSync(slicer.output).size > 0, 'the encoder is live');
         await send(urlOf(protocol, slicer.port, OTHER), 2);
         assert.equal(await slicer.done, 0, 'the listener received its 2 s undisturbed');
         assert.ok((await durationOf(slicer.output)) >= 1.5);
+        encoder.abort();
         await own;
       } finally {
         slicer.child.kill('SIGKILL');
