@@ -14,6 +14,8 @@ import type { LeaseFence, PackagedResult } from './asset-store.js';
 import { AssetRepository } from './assets.repository.js';
 import { DELETION_CHECK_MS, PackagingRunner } from './packaging-runner.js';
 import type { OperationalEventData, OperationalEventSink } from '../../platform/operational-events.js';
+import { Value } from '@sinclair/typebox/value';
+import { operationalEventData } from '../webhooks/webhooks.schema.js';
 
 const LEASE = 30_000;
 const WS = 'c'.repeat(32);
@@ -163,6 +165,8 @@ describe('packaging runner', () => {
       [WS, 'asset.failed', { asset_id: failed, reason: 'The file has no video stream' }],
     ]);
     assert.equal(await state(ready), 'ready');
+    // The data as the OpenAPI document describes it.
+    for (const [owner, type, data] of emitted) assert.ok(Value.Check(operationalEventData[type as 'asset.ready' | 'asset.failed'], { owner, ...data }), type);
   });
 
   test('a failure keeps nothing on disk and is counted', async () => {

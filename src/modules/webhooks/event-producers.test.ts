@@ -1,6 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Value } from '@sinclair/typebox/value';
 import { Webhook } from 'standardwebhooks';
+import type { OperationalEventType } from '../../platform/operational-events.js';
+import { operationalEventBody } from './webhooks.schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { FakeClock } from '../../platform/clock.js';
 import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
@@ -44,6 +47,8 @@ describe('publishing schedules emit publishing.active and publishing.error', () 
       ['publishing.error', 'error', 'the target refused the stream'],
     ]);
     assert.deepEqual(events[0]?.data, { owner: t.workspace.id, schedule_id: schedule.id, target_id: target.id, content_id: 'event-1', content_type: 'e', status: 'active', error: null });
+    // As the OpenAPI document describes them.
+    for (const event of events) assert.ok(Value.Check(operationalEventBody(event.type as OperationalEventType), event), JSON.stringify(event));
     // The stream key never travels in an event.
     assert.ok(receiver.received.every((got) => !got.body.includes('live_secret_key')));
   });

@@ -1,7 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Value } from '@sinclair/typebox/value';
 import { Webhook } from 'standardwebhooks';
+import type { OperationalEventType } from '../../platform/operational-events.js';
+import { operationalEventBody } from './webhooks.schema.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
@@ -66,6 +69,7 @@ describe('live events from a real slicer (SRT, ffmpeg)', { skip, timeout: 120_00
       ['live.started', slicer.id, t.workspace.id],
       ['live.ended', slicer.id, t.workspace.id],
     ]);
+    for (const event of events) assert.ok(Value.Check(operationalEventBody(event.type as OperationalEventType), event), JSON.stringify(event));
     assert.equal(events[1]?.data.state, 'waiting_for_source');
     assert.ok(receiver.received.every((got) => !got.body.includes('passphrase')), 'the stream key never travels in an event');
   });

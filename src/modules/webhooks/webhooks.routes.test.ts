@@ -129,6 +129,33 @@ describe('webhook subscriptions API', () => {
   });
 });
 
+describe('the OpenAPI document describes the subscriptions API and every event a subscribed endpoint receives', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp();
+  });
+  after(() => t.close());
+
+  test('paths under /api/v4/webhooks, and one webhooks entry per event type with its body schema and signature headers', opts, async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v4/openapi.json' })).json<{
+      paths: Record<string, Record<string, unknown>>;
+      webhooks: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { properties: { type: { const: string }; data: { properties: Record<string, unknown> } } } } } }; parameters: Array<{ name: string }> } }>;
+    }>();
+    assert.deepEqual(Object.keys(doc.paths).filter((p) => p.startsWith('/api/v4/webhooks')).sort(), [
+      '/api/v4/webhooks/attempts', '/api/v4/webhooks/attempts/{attempt_id}', '/api/v4/webhooks/attempts/{attempt_id}/resend',
+      '/api/v4/webhooks/subscriptions', '/api/v4/webhooks/subscriptions/{subscription_id}', '/api/v4/webhooks/subscriptions/{subscription_id}/rotate-secret',
+    ]);
+    assert.deepEqual(Object.keys(doc.webhooks), [...operationalEventTypes]);
+    for (const type of operationalEventTypes) {
+      const post = doc.webhooks[type]?.post;
+      assert.equal(post?.requestBody.content['application/json'].schema.properties.type.const, type);
+      assert.ok('owner' in (post?.requestBody.content['application/json'].schema.properties.data.properties ?? {}), type);
+      assert.deepEqual(post?.parameters.map((p) => p.name), ['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    }
+    assert.ok('slicer_id' in (doc.webhooks['recording.ready']?.post.requestBody.content['application/json'].schema.properties.data.properties ?? {}));
+  });
+});
+
 describe('webhook subscription URLs go through the outbound guard', () => {
   let t: TestApp;
   before(async () => {

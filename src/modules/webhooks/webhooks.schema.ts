@@ -145,3 +145,42 @@ export type WebhookAttemptQueryInput = Static<typeof WebhookAttemptQuery>;
 export type WebhookAttemptView = Static<typeof WebhookAttemptSchema>;
 export type WebhookAttemptDetailView = Static<typeof WebhookAttemptDetailSchema>;
 export type WebhookAttemptCollectionView = Static<typeof WebhookAttemptCollection>;
+
+const owner = { owner: Type.String({ description: 'The workspace id' }) };
+const slicerState = Type.String({ description: 'The slicer\'s live.state now' });
+const scheduleFields = {
+  ...owner,
+  schedule_id: Type.String(),
+  target_id: Type.String(),
+  content_id: Type.String(),
+  content_type: Type.String({ description: 'e (event) or c (channel)' }),
+};
+
+/** The `data` of each event type: what the OpenAPI document's `webhooks` describe, and what tests check deliveries against. */
+export const operationalEventData = {
+  'asset.ready': Type.Object({ ...owner, asset_id: Type.String(), duration_ms: Type.Integer({ minimum: 0 }), renditions: Type.Array(Type.String(), { description: 'Rendition names, e.g. 720p' }) }),
+  'asset.failed': Type.Object({ ...owner, asset_id: Type.String(), reason: Type.String() }),
+  'live.started': Type.Object({ ...owner, slicer_id: Type.String(), state: Type.Literal('live') }),
+  'live.ended': Type.Object({ ...owner, slicer_id: Type.String(), state: slicerState }),
+  'recording.ready': Type.Object(
+    {
+      ...owner,
+      asset_id: Type.String({ description: 'The recording: an asset of the library' }),
+      slicer_id: Type.String({ description: 'The slicer whose live event it recorded (source_slicer_id)' }),
+      started_at: Type.Integer({ description: 'Unix ms when the live event started' }),
+      ended_at: Type.Integer({ description: 'Unix ms when it ended' }),
+      duration_ms: Type.Integer({ minimum: 0 }),
+    },
+    { description: 'Not sent yet: live recording is not built. The shape a recording.ready will have' },
+  ),
+  'publishing.active': Type.Object({ ...scheduleFields, status: Type.Literal('active'), error: Type.Null() }),
+  'publishing.error': Type.Object({ ...scheduleFields, status: Type.Literal('error'), error: Type.String({ description: 'Why publishing failed' }) }),
+} as const;
+
+/** The whole body of one event type: Standard Webhooks' recommended `type`, `timestamp`, `data`. */
+export const operationalEventBody = <T extends keyof typeof operationalEventData>(type: T) =>
+  Type.Object({
+    type: Type.Literal(type),
+    timestamp: Type.String({ description: 'When the event happened: UTC with microseconds, e.g. 2026-11-21T10:04:05.123000Z' }),
+    data: operationalEventData[type],
+  });
