@@ -92,3 +92,45 @@ for (const engine of await testEngines()) {
     });
   });
 }
+
+describe('a shutdown during an attempt', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  test('ends the attempt at once, does not count it, and the next start makes it again', { timeout: 60_000 }, async () => {
+    const { startLocalReceiver } = await import('../error-reporting/testing/local-receiver.js');
+    const engines = await testEngines();
+    const s = await (engines[0] as (typeof engines)[number]).open();
+    cleanups.push(() => s.cleanup());
+    await workspace(s, 'ws_stop');
+    const receiver = await startLocalReceiver({ kind: 'hang' }, { hangLimitMs: 30_000 });
+    cleanups.push(() => receiver.close());
+    const open = () => createWebhooks({
+      config: { ...settings, outboundAllowlist: '127.0.0.1/32', webhookTimeoutMs: 30_000 }, mode: 'embedded', clock: systemClock, ids: randomIds,
+      storage: s.storage, box, metrics: { registry: new Registry() }, log: silent,
+    });
+    const first = open();
+    await first.parts.work?.[0]?.start();
+    const sub = await first.service.create('ws_stop', { url: receiver.url, event_types: ['asset.failed'] });
+    await first.events.publish('ws_stop', 'asset.failed', { asset_id: 'a1', reason: 'not media' });
+    await receiver.waitFor(1);
+    // The receiver never answers: only closing the client ends the attempt (the timeout is 30 s).
+    await first.parts.work?.[0]?.stop();
+    assert.equal((await first.service.listAttempts('ws_stop', {})).total, 0, 'the interrupted attempt is not logged');
+    const [pending] = await s.storage.db.selectFrom('webhook_deliveries').selectAll().execute();
+    assert.deepEqual([pending?.attempts, pending?.lease_owner], [0, null], 'not counted, its lease given back');
+
+    receiver.setBehaviour({ kind: 'status', status: 200 });
+    const second = open();
+    await second.parts.work?.[0]?.start();
+    cleanups.push(async () => second.parts.work?.[0]?.stop());
+    await receiver.waitFor(2);
+    await eventually(async () => (await second.service.listAttempts('ws_stop', {})).total === 1, 'the attempt made again and logged');
+    const [attempt] = (await second.service.listAttempts('ws_stop', {})).items;
+    assert.equal(attempt?.outcome, 'delivered');
+    assert.equal(attempt?.detail, null, 'its first attempt');
+    assert.equal((await second.service.get('ws_stop', sub.id)).pending_deliveries, 0);
+  });
+});

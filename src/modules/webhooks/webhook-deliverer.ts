@@ -66,7 +66,7 @@ export class WebhookDeliverer {
       pollMs: o.pollMs,
       claim: () => this.claim(),
       keyOf: (delivery) => delivery.id,
-      run: (delivery) => this.attempt(delivery),
+      run: (delivery, controller) => this.attempt(delivery, controller.signal),
       ...(o.exclusive ? { releaseHeld: () => repo.releaseAllLeases(o.db) } : {}),
       resumedMessage: 'resuming the webhook attempts interrupted by the previous shutdown',
     });
@@ -87,11 +87,18 @@ export class WebhookDeliverer {
     return this.work.claimNow();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Claims nothing more and waits for the attempts in flight. `interrupt` (closing the HTTP client)
+   * ends them at once: an attempt cut short by the shutdown is not counted, its lease is given back
+   * and the next start makes it again.
+   */
+  async stop(interrupt: () => Promise<void> = async () => undefined): Promise<void> {
     this.stopped = true;
     this.wake?.cancel();
     this.wake = undefined;
-    await this.work.stop();
+    const stopping = this.work.stop();
+    await interrupt();
+    await stopping;
   }
 
   /** Attempts in flight here. */
@@ -122,7 +129,7 @@ export class WebhookDeliverer {
     this.wake = { at, cancel };
   }
 
-  private async attempt(delivery: repo.PendingDeliveryRow): Promise<void> {
+  private async attempt(delivery: repo.PendingDeliveryRow, signal: AbortSignal): Promise<void> {
     const { db, box, clock, ids, transport, metrics, log, ownerId } = this.o;
     const subscription = await repo.findSubscriptionById(db, delivery.subscription_id);
     if (!subscription) {
@@ -133,6 +140,11 @@ export class WebhookDeliverer {
     const number = Number(delivery.attempts) + 1;
     const headers = subscriptionSigner(subscription, box, clock.now()).sign(delivery.event_id, clock.now() / 1000, delivery.body);
     const outcome = await transport.deliver(subscription.url, { body: delivery.body, headers: { ...headers } });
+    // Cut short by the shutdown (the client closed under it): not counted, made again after the restart.
+    if ((this.stopped || signal.aborted) && outcome.outcome !== 'delivered') {
+      await repo.releaseLease(db, delivery.id, ownerId);
+      return;
+    }
     const ended = clock.now();
     const delay = outcome.outcome === 'delivered' ? undefined : RETRY_SCHEDULE_MS[number];
     const next = delay === undefined ? undefined : { at: ended + delay };

@@ -72,8 +72,8 @@ export function createWebhooks(deps: WebhooksDeps): Webhooks {
     async stop() {
       // The producers stopped first (reverse start order): their last events are stored, then sent later.
       await events.settled();
-      await deliverer.stop();
-      await client?.close();
+      // Closing the client ends the attempts in flight at once (they are made again after the restart).
+      await deliverer.stop(async () => client?.close());
     },
   };
   return {

@@ -112,6 +112,11 @@ export const nextDueAt = async (db: Db): Promise<number | undefined> => {
   return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
 };
 
+/** Gives a claimed attempt back unmade (shutdown): due again at once, for any instance. */
+export const releaseLease = async (db: Db, id: string, owner: string): Promise<void> => {
+  await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_expires_at: null }).where('id', '=', id).where('lease_owner', '=', owner).execute();
+};
+
 /** Embedded mode, at start: the one server takes back every lease its predecessor held. */
 export const releaseAllLeases = async (db: Db): Promise<number> =>
   Number((await db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', 'is not', null).executeTakeFirst()).numUpdatedRows);
