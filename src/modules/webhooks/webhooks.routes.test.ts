@@ -96,6 +96,8 @@ describe('webhook subscriptions API', () => {
     assert.deepEqual({ ...(error.body as object), request_id: undefined, detail: undefined, type: undefined, title: undefined }, {
       ...(error.body as object), request_id: undefined, detail: undefined, type: undefined, title: undefined, code: 'quota_exceeded', quota: 'webhook_subscriptions', limit: 3, used: 3,
     });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.match(metrics.body, /playline_quota_refusals_total\{quota="webhook_subscriptions"\} 1/);
     // Another workspace has a cap of its own.
     const theirs = await t.other.client.webhooks.createSubscription({ url: 'http://127.0.0.1:9/other', event_types: ['asset.ready'] });
     await t.other.client.webhooks.deleteSubscription(theirs.id);
