@@ -152,6 +152,18 @@ describe('operational events delivered to subscribed endpoints', () => {
     const sent = log.filter((a) => a.outcome === 'non_200');
     assert.equal(sent.length, 1 + 7 + 7);
     assert.ok(log.some((a) => a.detail?.endsWith('no attempt left: given up')));
+    // Paged newest first: the pages together are the whole log, each attempt once.
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await t.client.webhooks.listAttempts({ subscription_id: sub.id, limit: 7, ...(cursor ? { cursor } : {}) });
+      assert.equal(page.total_items, log.length);
+      paged.push(...page.items.map((a) => a.id));
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    assert.deepEqual(paged, log.map((a) => a.id));
+    const bad = await t.client.core.send('GET', '/api/v4/webhooks/attempts', { query: { cursor: 'not-a-cursor' } });
+    assert.equal(bad.status, 400);
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     assert.match(metrics.body, /playline_webhook_failed_total\{reason="exhausted"\} 2/);
     assert.match(metrics.body, /playline_webhook_failed_total\{reason="overflow"\} 1/);
