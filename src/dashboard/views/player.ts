@@ -16,6 +16,9 @@ const refusalOf = (data: ErrorData): string | undefined => {
   return `the edge answered ${xhr.status}${code ? `, playback error ${code}` : ''}: ${detail}`;
 };
 
+/** Tries of a live event that has no window yet (2 s apart). */
+const LIVE_TRIES = 15;
+
 export interface PlayerOptions {
   /** What it plays: an asset (`/play/<id>.m3u8`, default) or a slicer's live event (`/play/event/<id>.m3u8`). */
   kind?: 'asset' | 'event';
@@ -40,6 +43,10 @@ export class AssetPlayer {
   private readonly playButton: HTMLButtonElement;
   private hls: Hls | undefined;
   private assetId: string | undefined;
+  /** Bumped by every stop: a play started before it gives up. */
+  private generation = 0;
+  /** A live event's next try while its slicer has written no window yet. */
+  private retry: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly api: DashboardApi, options: PlayerOptions = {}) {
     this.kind = options.kind ?? 'asset';
@@ -65,19 +72,27 @@ export class AssetPlayer {
   }
 
   stop(): void {
+    this.generation += 1;
+    clearTimeout(this.retry);
+    this.retry = undefined;
     this.hls?.destroy();
     this.hls = undefined;
     this.video.removeAttribute('src');
     this.video.load();
   }
 
-  /** Signs a playback URL for what was loaded and plays it. */
-  async play(): Promise<void> {
+  /**
+   * Signs a playback URL for what was loaded and plays it. A live event whose slicer is live
+   * but has written no window yet (the edge's 404) is tried again every 2 s, up to `LIVE_TRIES` times.
+   */
+  async play(tries = 1): Promise<void> {
     const assetId = this.assetId;
     if (!assetId) return;
     this.stop();
+    const generation = this.generation;
     const adConfig = this.kind === 'asset' ? this.adInput.value.trim() : '';
     const url = await this.api.playbackUrl(assetId, { kind: this.kind, ...(adConfig ? { adConfig } : {}) });
+    if (generation !== this.generation) return;
     this.video.dataset.playbackUrl = url;
     if (!Hls.isSupported()) {
       // Safari plays HLS itself (no CMCD then).
@@ -93,6 +108,13 @@ export class AssetPlayer {
     });
     hls.on(Hls.Events.ERROR, (_event, data) => {
       if (!data.fatal) return;
+      const status = (data.networkDetails as XMLHttpRequest | undefined)?.status;
+      if (this.kind === 'event' && status === 404 && tries < LIVE_TRIES && generation === this.generation) {
+        hls.destroy();
+        setText(this.status, `Waiting for the slicer's first segments (${refusalOf(data) ?? data.details}); trying again…`);
+        this.retry = setTimeout(() => void this.play(tries + 1), 2000);
+        return;
+      }
       setText(this.status, `Playback stopped: ${refusalOf(data) ?? data.details}`);
       this.status.classList.add('problem');
       hls.destroy();
