@@ -158,15 +158,22 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
   });
 
   test('a file that is not media fails with its reason, the quota\'s 409 shows its detail, and delete takes a second click', async () => {
-    const notMedia = join(scratch, 'notes.mp4');
+    // A hostile name (the file's name is the title when none is typed): shown as text, never as markup.
+    const hostile = '<img src=x onerror="document.title=\'pwned\'">.mp4';
+    const notMedia = join(scratch, hostile);
     writeFileSync(notMedia, 'these are not video frames\n'.repeat(100));
+    const titleBefore = await page.title();
     await page.setInputFiles('#library-file', notMedia);
     const answer = nextUpload();
     await page.click('#library-upload');
     const failed = { id: String(/([0-9a-f]{32})$/.exec(String((await answer).headers().location))?.[1]) };
     await page.waitForSelector(`${row(failed.id)} td.asset-state:text-is("failed")`, WAIT);
-    // Without a title the file's name is the title; the failure's reason shows in its row.
-    assert.equal(await page.locator(`${row(failed.id)} td`).nth(1).textContent(), 'notes.mp4');
+    assert.equal(await page.locator(`${row(failed.id)} td`).nth(1).textContent(), hostile);
+    assert.equal(await page.locator(`${row(failed.id)} img`).count(), 0, 'the name made no element');
+    assert.equal(String(await page.textContent('#library-upload-status')).slice(0, `Uploaded ${hostile} (2.6 KiB)`.length), `Uploaded ${hostile} (2.6 KiB)`);
+    assert.equal(await page.title(), titleBefore);
+    assert.equal((await client.assets.get(failed.id)).title, hostile, 'the title went to the API as it was');
+    // The failure's reason shows in its row; a failed asset cannot be played.
     assert.ok(String(await page.locator(`${row(failed.id)} td.wrap`).last().textContent()).length > 10, 'the failure reason shows');
     assert.equal(await page.locator(`${row(failed.id)} button:text-is("Play")`).isDisabled(), true, 'a failed asset cannot be played');
 

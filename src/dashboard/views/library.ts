@@ -10,6 +10,8 @@ import type { View, ViewContext } from './view.js';
 /** Assets per page of the list. */
 const PAGE_SIZE = 20;
 const API_PREFIX = '/api/v4';
+/** A poster URL is signed again after this long (well within the default 300 s timestamp tolerance). */
+const POSTER_RESIGN_MS = 60_000;
 
 /**
  * States the page can play. The API may add states (e.g. `playable`: packaged so far, still
@@ -136,8 +138,12 @@ export function libraryView(ctx: ViewContext): View {
   const summary = h('p', { class: 'muted', id: 'library-summary' });
   const empty = h('p', { class: 'empty', hidden: true }, 'No assets yet: upload a media file above. It is packaged to HLS and then plays here and through the signed edge.');
   let assets: Asset[] = [];
-  /** Signed poster URLs by asset id, made once (the image loads once). */
-  const posters = new Map<string, string>();
+  /**
+   * Signed poster URLs by asset id and when they were signed: an image loads once, when its row
+   * appears; a row drawn again later (another page and back) gets a URL signed again, within the
+   * server's timestamp tolerance (PLAYLINE_TIMESTAMP_TOLERANCE_S, 300 s by default).
+   */
+  const posters = new Map<string, { url: string; at: number }>();
   const actions = new RowActions({ problem: actionProblem, redraw: () => table.update(assets), refresh: () => poller.refreshNow() });
   const remove = (asset: Asset): Promise<void> =>
     actions.run(asset.id, async () => {
@@ -152,14 +158,14 @@ export function libraryView(ctx: ViewContext): View {
         header: 'Poster',
         text: () => '',
         render: (a, cell) => {
-          const url = posters.get(a.id);
+          const url = posters.get(a.id)?.url;
           const current = cell.firstElementChild;
           if (url === undefined) {
             if (current) cell.replaceChildren();
             return;
           }
           if (current instanceof HTMLImageElement && current.dataset.asset === a.id) return;
-          cell.replaceChildren(h('img', { class: 'poster', src: url, alt: `Poster of ${titleOf(a)}`, 'data-asset': a.id, loading: 'lazy', width: 96, height: 54 }));
+          cell.replaceChildren(h('img', { class: 'poster', src: url, alt: `Poster of ${titleOf(a)}`, 'data-asset': a.id, width: 96, height: 54 }));
         },
       },
       { header: 'Title', text: titleOf, href: (a) => `#asset/${encodeURIComponent(a.id)}`, title: (a) => `Asset ${a.id}`, wrap: true },
@@ -255,9 +261,10 @@ export function libraryView(ctx: ViewContext): View {
     problem.clear();
     assets = result.page.items;
     next = result.next;
-    await Promise.all(assets.filter((a) => a.poster !== null && !posters.has(a.id)).map(async (a) => {
+    const now = Date.now();
+    await Promise.all(assets.filter((a) => a.poster !== null && now - (posters.get(a.id)?.at ?? 0) > POSTER_RESIGN_MS).map(async (a) => {
       const path = (a.poster as string).startsWith(API_PREFIX) ? (a.poster as string).slice(API_PREFIX.length) : `/assets/${encodeURIComponent(a.id)}/poster.jpg`;
-      posters.set(a.id, await ctx.api.signedPath(path));
+      posters.set(a.id, { url: await ctx.api.signedPath(path), at: now });
     }));
     table.update(assets);
     const total = result.page.total_items;
