@@ -111,9 +111,15 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
     })()`);
     await page.setInputFiles('#library-file', clip);
     await page.fill('#library-title', 'Dashboard upload');
+    // Loopback sends 100 KiB at once: Chromium's own network throttling (about 1.5 s for the clip) lets the bar move.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 64 * 1024 });
     const answer = nextUpload();
     await page.click('#library-upload');
     const response = await answer;
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await cdp.detach();
     assert.equal(response.status(), 201);
     // (The body of the page's XHR is not kept by the inspector: the id comes from Location.)
     assetId = String(/^\/api\/v4\/assets\/([0-9a-f]{32})$/.exec(String(response.headers().location))?.[1]);
@@ -127,6 +133,7 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
     assert.equal(seen.at(-1), `${size}/${size}`, `the bar ends full at the file's size: ${seen.join(' ')}`);
     const sent = seen.map((s) => Number(s.split('/')[0]));
     assert.deepEqual(sent, [...sent].sort((a, b) => a - b), 'the bar only moves forward');
+    assert.ok(sent.some((n) => n > 0 && n < size), `the bar showed the upload part-way: ${seen.join(' ')}`);
 
     // Packaging: the row shows the API's state (and its progress while packaging), then ready.
     const states = new Set<string>();
