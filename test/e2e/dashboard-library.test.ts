@@ -65,6 +65,8 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
         PLAYLINE_DATA_DIR: dataDir,
         // Two assets at most: the third upload shows the quota's refusal.
         PLAYLINE_QUOTA_ASSETS: '2',
+        // 1 MiB per upload: a bigger file is refused from its declared length, before its body is read.
+        PLAYLINE_MAX_UPLOAD_BYTES: String(1024 * 1024),
         PLAYLINE_PACKAGING_LADDER: '144p',
         PLAYLINE_PACKAGING_PRESET: 'ultrafast',
         PLAYLINE_SLICER_PROVISIONER: 'ffmpeg',
@@ -183,6 +185,16 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
     // The failure's reason shows in its row; a failed asset cannot be played.
     assert.ok(String(await page.locator(`${row(failed.id)} td.wrap`).last().textContent()).length > 10, 'the failure reason shows');
     assert.equal(await page.locator(`${row(failed.id)} button:text-is("Play")`).isDisabled(), true, 'a failed asset cannot be played');
+
+    // A file over PLAYLINE_MAX_UPLOAD_BYTES: the server answers 413 from the declared length and closes
+    // the connection unread; the page still shows the server's answer, not a network error.
+    const big = join(scratch, 'big.mp4');
+    writeFileSync(big, Buffer.alloc(8 * 1024 * 1024));
+    await page.setInputFiles('#library-file', big);
+    await page.click('#library-upload');
+    await page.waitForSelector('#library-upload-problem:not([hidden])', WAIT);
+    assert.match(String(await page.textContent('#library-upload-problem')), /^Not uploaded \(big\.mp4\): An upload may be at most 1048576 bytes \(PLAYLINE_MAX_UPLOAD_BYTES\) \(payload_too_large, HTTP 413/);
+    await page.waitForSelector('#library-upload:not([disabled])', WAIT);
 
     // The workspace holds two assets: a third upload is refused, and the page says why.
     await page.setInputFiles('#library-file', clip);
