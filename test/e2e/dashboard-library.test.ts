@@ -262,6 +262,11 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
       for (const view of [{ hash: '#library', ready: `${row(assetId)} img.poster` }, { hash: '#slicers', ready: '#slicers tbody tr' }]) {
         await page.click(`a[href="${view.hash}"]`);
         await page.waitForSelector(view.ready, WAIT);
+        if (view.hash === '#slicers') {
+          // The preview open and playing (leaving the view closed it).
+          await page.click('#slicers tbody tr button:text-is("Preview")');
+          await page.waitForSelector('#slicer-preview-status:has-text("Playing live")', WAIT);
+        }
         const [scrollWidth, innerWidth] = (await page.evaluate('[document.documentElement.scrollWidth, innerWidth]')) as number[];
         assert.ok((scrollWidth as number) <= (innerWidth as number), `${view.hash} at ${width} px: page ${scrollWidth} px wide in a ${innerWidth} px window`);
         if (width === 1280) {
