@@ -150,6 +150,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       publicHost: publicHostOf(config),
       ports: parsePortRange(config.slicerPorts),
       windowSegments: config.slicerWindowSegments,
+      lowLatency: config.liveLowLatency,
       preset: 'veryfast',
       clock,
       log,
