@@ -33,6 +33,9 @@ export class LowLatencyOutput {
   private readonly servers: Server[] = [];
   private readonly sockets = new Set<Socket>();
   private indexWritten = false;
+  private ended = 0;
+  /** Each rendition's chain of writes as it stands (close waits for them). */
+  private readonly writes: Array<() => Promise<void>> = [];
 
   private constructor(
     private readonly options: LowLatencyOutputOptions,
@@ -51,14 +54,23 @@ export class LowLatencyOutput {
     return output;
   }
 
+  /** Connections (runs of one rendition) ended and written out so far (tests). */
+  get endedRuns(): number {
+    return this.ended;
+  }
+
   /** The ffmpeg output URL of a rendition. */
   urlOf(name: string): string {
     return `unix:${this.socketPath(name)}`;
   }
 
+  /** Stops listening; the runs under way are ended (their open segments written whole) before it resolves. */
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    // The sockets' close events have queued each run's end by now.
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all(this.writes.map((w) => w()));
     await rm(this.socketDir, { recursive: true, force: true });
   }
 
@@ -72,6 +84,7 @@ export class LowLatencyOutput {
     let current: Socket | undefined;
     // Pieces are written in order, across connections too (a run's end before the next run's start).
     let chain = Promise.resolve();
+    this.writes.push(() => chain);
     const server = createServer((socket) => {
       current?.destroy();
       current = socket;
@@ -105,7 +118,10 @@ export class LowLatencyOutput {
         this.sockets.delete(socket);
         if (current !== socket) return;
         current = undefined;
-        chain = chain.then(() => window.end()).catch((err: unknown) => options.onError(err, rendition.name));
+        chain = chain
+          .then(() => window.end())
+          .catch((err: unknown) => options.onError(err, rendition.name))
+          .finally(() => this.ended++);
       });
     });
     this.servers.push(server);
