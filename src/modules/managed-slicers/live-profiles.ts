@@ -84,18 +84,27 @@ export function liveOutputArgs(profile: OutputProfile, options: LiveOutputOption
   return [...args, ...hls, '-var_stream_map', streamMap, '-hls_segment_filename', 'seg_%v_%d.m4s', 'media_%v.m3u8'];
 }
 
-/** Seconds per LL-HLS part (EXT-X-PART-INF PART-TARGET). */
-export const LIVE_PART_TARGET_S = 0.5;
 /**
- * ffmpeg's fragment length for LL-HLS parts, µs: a fragment ends at the first frame at or past it,
- * so with one more frame (at 10 fps or more) it stays within the part target.
+ * ffmpeg's fragment length for LL-HLS parts, µs: a fragment ends at the first frame at or past it.
+ * 0.4 s divides the 2 s keyframe grid at every usual frame rate (10 frames at 25 fps, 12 at 30, 24
+ * at 60), so a segment is five equal parts, none of them a short tail.
  */
-const LIVE_FRAGMENT_US = 460_000;
+const LIVE_FRAGMENT_US = 400_000;
+/**
+ * Seconds of EXT-X-PART-INF PART-TARGET: no part is longer (0.4 s, 0.417 s at 24 fps: one frame
+ * past 0.4 s) and every part but a segment's last is at least 85 % of it (RFC 8216bis 4.4.4.9).
+ */
+export const LIVE_PART_TARGET_S = 0.44;
 
-/** The fragmented MP4 a low-latency rendition is written as (to a socket; LowLatencyOutput cuts it into parts and segments). */
+/**
+ * The fragmented MP4 a low-latency rendition is written as (to a socket; LowLatencyOutput cuts it
+ * into parts and segments). `delay_moov`, as ffmpeg's HLS muxer does: the moov waits for the first
+ * fragment, so stream-copied AAC (ADTS from MPEG-TS) has its AudioSpecificConfig in the init
+ * segment (`empty_moov` wrote an esds without it: no codec for players, hls.js bufferAddCodecError).
+ */
 const lowLatencyMp4 = (url: string): string[] => [
   '-f', 'mp4',
-  '-movflags', '+frag_keyframe+empty_moov+default_base_moof+negative_cts_offsets',
+  '-movflags', '+frag_keyframe+delay_moov+default_base_moof+negative_cts_offsets',
   '-frag_duration', String(LIVE_FRAGMENT_US),
   '-video_track_timescale', '90000',
   url,
@@ -110,7 +119,7 @@ export interface LowLatencyOutputPlan {
 /**
  * ffmpeg's output arguments for a profile written as LL-HLS: the same renditions, codecs and
  * keyframe grid as `liveOutputArgs`, each rendition one fragmented MP4 output to `urlOf(name)`
- * (fragments of at most LIVE_PART_TARGET_S, a new one at each keyframe). The playlists, parts and
+ * (fragments of 0.4 s, within LIVE_PART_TARGET_S, a new one at each keyframe). The playlists, parts and
  * segments are written by the server (LowLatencyOutput), under the same names as ffmpeg's HLS muxer uses.
  */
 export function liveLowLatencyOutputArgs(profile: OutputProfile, options: LiveOutputOptions, urlOf: (name: string) => string): { args: string[]; renditions: LowLatencyOutputPlan[] } {

@@ -1,7 +1,7 @@
 import { tracksOfInit, type Fmp4Track } from './fmp4-tracks.js';
 
 /**
- * Cuts a fragmented MP4 byte stream (ffmpeg's `-f mp4 -movflags +frag_keyframe+empty_moov+default_base_moof`
+ * Cuts a fragmented MP4 byte stream (ffmpeg's `-f mp4 -movflags +frag_keyframe+delay_moov+default_base_moof`
  * written to a socket) into its init segment (ftyp + moov) and its fragments (moof + mdat), each with
  * the time it starts at, its duration and whether it starts with a video keyframe: the pieces an
  * LL-HLS window is built from (ll-hls-window.ts). Boxes are read as bytes arrive; a box larger than

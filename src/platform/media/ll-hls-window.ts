@@ -190,9 +190,10 @@ export class LowLatencyWindow {
         new Segment({ uri: s.uri, duration: fixed(s.durationS), mediaSequenceNumber: s.msn, map, programDateTime: new Date(s.programDateMs), parts: [] as InstanceType<typeof PartialSegment>[] }),
     );
     // Parts are listed for the last three target durations only (RFC 8216bis 6.2.2); their files stay as long as their segment.
-    let recent = 0;
-    for (let i = listed.length - 1; i >= 0 && recent < 3 * this.targetS; i--) {
+    let recent = this.open ? this.open.endS - this.open.startS : 0;
+    for (let i = listed.length - 1; i >= 0; i--) {
       const s = listed[i] as WindowSegment;
+      if (recent + s.durationS > 3 * this.targetS + 0.001) break;
       (segments[i] as InstanceType<typeof Segment>).parts = s.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
       recent += s.durationS;
     }
