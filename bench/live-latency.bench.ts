@@ -18,7 +18,7 @@ import { createSocket } from 'node:dgram';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { PlaylineClient } from '../src/client/index.js';
 import { signPlaybackUrl } from '../src/modules/playback-edge/playback-token.js';
 import { startBenchServer } from './lib/http-load.js';
@@ -175,7 +175,7 @@ export const liveLatencyBenchmark: Benchmark = {
         }
       }
       await new Promise((r) => setTimeout(r, 6_000));
-      const players: Array<{ profile: string; ll: boolean; page: import('playwright-core').Page }> = [];
+      const players: Array<{ profile: string; ll: boolean; page: Page }> = [];
       for (const [i, s] of slicers.entries()) {
         for (const ll of [true, false]) {
           const p = await browser.newPage();

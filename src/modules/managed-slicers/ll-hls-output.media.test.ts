@@ -42,15 +42,14 @@ describe('LL-HLS live output (real ffmpeg)', { skip }, () => {
   const slice = async (profile: OutputProfile, dir: string, runs = 1): Promise<string> => {
     mkdirSync(dir, { recursive: true });
     const errors: unknown[] = [];
-    let output: LowLatencyOutput | undefined;
     const plan = liveLowLatencyOutputArgs(profile, { windowSegments: 3, preset: 'ultrafast' }, () => '');
-    output = await LowLatencyOutput.open({
+    const output = await LowLatencyOutput.open({
       dir, renditions: plan.renditions, clock: pacedClock(), segmentTargetS: LIVE_SEGMENT_S, partTargetS: LIVE_PART_TARGET_S,
       windowSegments: 3, maxSegmentBytes: 16 << 20, onError: (err) => errors.push(err),
     });
     try {
       for (let i = 0; i < runs; i++) {
-        const args = liveLowLatencyOutputArgs(profile, { windowSegments: 3, preset: 'ultrafast' }, (name) => (output as LowLatencyOutput).urlOf(name)).args;
+        const args = liveLowLatencyOutputArgs(profile, { windowSegments: 3, preset: 'ultrafast' }, (name) => output.urlOf(name)).args;
         await run('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-i', source, ...args]);
         // The run's end is written once the socket's last bytes are taken.
         for (let t = 0; t < 500 && output.endedRuns < (i + 1) * plan.renditions.length; t++) await new Promise((r) => setTimeout(r, 10));
