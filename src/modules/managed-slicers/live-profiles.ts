@@ -106,6 +106,11 @@ const lowLatencyMp4 = (url: string): string[] => [
   '-f', 'mp4',
   '-movflags', '+frag_keyframe+delay_moov+default_base_moof+negative_cts_offsets',
   '-frag_duration', String(LIVE_FRAGMENT_US),
+  // A keyframe starts a fragment only once the current one holds 85 % of the part target: a source
+  // whose keyframes are off the 0.4 s grid (a 1 s GOP) would otherwise leave a short part before
+  // each (RFC 8216bis allows short parts only at a segment's end). Such a keyframe is then inside a
+  // part, and the segment ends at the next one on the grid (2 s for a 1 s GOP, 6 s for a 3 s GOP).
+  '-min_frag_duration', String(Math.round(LIVE_PART_TARGET_S * 0.85 * 1e6)),
   '-video_track_timescale', '90000',
   url,
 ];

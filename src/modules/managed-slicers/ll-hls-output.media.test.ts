@@ -24,11 +24,14 @@ const run = promisify(execFile);
 describe('LL-HLS live output (real ffmpeg)', { skip }, () => {
   let scratch: string;
   let source: string;
+  let oneSecondGop: string;
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'playline-ll-output-'));
     source = await encodeOnce(['-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25:duration=9', '-f', 'lavfi', '-i', 'sine=sample_rate=48000:duration=9',
       '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '64k'], join(scratch, 'source.ts'));
+    oneSecondGop = await encodeOnce(['-hide_banner', '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25:duration=9', '-f', 'lavfi', '-i', 'sine=sample_rate=48000:duration=9',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '64k'], join(scratch, 'gop1.ts'));
   });
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -39,7 +42,7 @@ describe('LL-HLS live output (real ffmpeg)', { skip }, () => {
   };
 
   /** Runs `profile`'s LL arguments on the source `runs` times into one window (each run one connection); returns its directory. */
-  const slice = async (profile: OutputProfile, dir: string, runs = 1): Promise<string> => {
+  const slice = async (profile: OutputProfile, dir: string, runs = 1, input = source): Promise<string> => {
     mkdirSync(dir, { recursive: true });
     const errors: unknown[] = [];
     const plan = liveLowLatencyOutputArgs(profile, { windowSegments: 3, preset: 'ultrafast' }, () => '');
@@ -50,7 +53,7 @@ describe('LL-HLS live output (real ffmpeg)', { skip }, () => {
     try {
       for (let i = 0; i < runs; i++) {
         const args = liveLowLatencyOutputArgs(profile, { windowSegments: 3, preset: 'ultrafast' }, (name) => output.urlOf(name)).args;
-        await run('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-i', source, ...args]);
+        await run('ffmpeg', ['-hide_banner', '-nostdin', '-v', 'error', '-i', input, ...args]);
         // The run's end is written once the socket's last bytes are taken.
         for (let t = 0; t < 500 && output.endedRuns < (i + 1) * plan.renditions.length; t++) await new Promise((r) => setTimeout(r, 10));
       }
@@ -103,6 +106,12 @@ describe('LL-HLS live output (real ffmpeg)', { skip }, () => {
     const playlist = checkWindow(dir, '480p');
     assert.equal(playlist.targetDuration, 2);
     assert.match(readFileSync(join(dir, 'index.m3u8'), 'utf8'), /#EXT-X-STREAM-INF:BANDWIDTH=\d+\nmedia_480p\.m3u8/);
+  });
+
+  test('passthrough of a 1 s GOP (keyframes off the 0.4 s grid): no short part inside a segment, 2 s segments', async () => {
+    const dir = await slice('passthrough', join(scratch, 'gop1'), 1, oneSecondGop);
+    const playlist = checkWindow(dir, 'main');
+    assert.deepEqual(playlist.segments.slice(0, -1).map((s) => s.duration), [2, 2]);
   });
 
   test('passthrough, run twice: the second run starts a new playlist numbered past the first and deletes the first run\'s files', async () => {
