@@ -36,14 +36,19 @@ interface ListedPart {
 interface WindowSegment {
   msn: number;
   uri: string;
+  /** Media time of its first frame; its EXT-X-PROGRAM-DATE-TIME is this on the ingest clock (`wallTimeOf`). */
+  startS: number;
   durationS: number;
-  /** Wall-clock time of its first frame (ingest clock), ms. */
-  programDateMs: number;
   parts: ListedPart[];
+  /**
+   * False once a fragment of it was longer than the part target (a gap in the source's
+   * timestamps): its parts are then not listed at all (a segment lists all its parts or none),
+   * and players read it whole.
+   */
+  partsListed: boolean;
 }
 
 interface OpenSegment extends Omit<WindowSegment, 'durationS'> {
-  startS: number;
   endS: number;
   bytes: Buffer[];
   size: number;
@@ -123,8 +128,8 @@ export class LowLatencyWindow {
       this.open = {
         msn,
         uri: `seg_${this.options.name}_${msn}.m4s`,
-        programDateMs: this.wallTimeOf(fragment.startS),
         parts: [],
+        partsListed: true,
         startS: fragment.startS,
         endS: fragment.startS,
         bytes: [],
@@ -135,6 +140,7 @@ export class LowLatencyWindow {
     const uri = `seg_${this.options.name}_${current.msn}_p${current.parts.length}.m4s`;
     await this.writeAtomically(uri, fragment.bytes);
     current.parts.push({ uri, durationS: fragment.durationS, independent: fragment.independent });
+    if (fragment.durationS > this.options.partTargetS + 0.0005) current.partsListed = false;
     current.bytes.push(fragment.bytes);
     current.size += fragment.bytes.length;
     current.endS = Math.max(current.endS, fragment.startS + fragment.durationS);
@@ -144,7 +150,9 @@ export class LowLatencyWindow {
   /**
    * The ingest clock's time of a media time: a frame was captured no later than the fragment
    * holding it arrived, less the media time after it. The earliest such bound over the run's
-   * fragments (ffmpeg's first ones come in a burst after it probed its input, later ones as captured).
+   * fragments (ffmpeg's first ones come in a burst after it probed its input, later ones as
+   * captured); every segment's date is read from it as the playlist is written, so the dates of a
+   * window always follow its media time (they move earlier only while the run's first seconds come in).
    */
   private observe(fragment: Fmp4Fragment): void {
     const wallAtStart = this.options.clock.now() - fragment.durationS * 1000;
@@ -171,7 +179,7 @@ export class LowLatencyWindow {
     await this.writeAtomically(open.uri, Buffer.concat(open.bytes));
     const durationS = open.endS - open.startS;
     this.targetS = Math.max(this.targetS, Math.ceil(durationS - 0.001));
-    this.segments.push({ msn: open.msn, uri: open.uri, durationS, programDateMs: open.programDateMs, parts: open.parts });
+    this.segments.push({ msn: open.msn, uri: open.uri, durationS, startS: open.startS, parts: open.parts, partsListed: open.partsListed });
     const gone = this.segments.splice(0, Math.max(0, this.segments.length - this.options.windowSegments));
     // Written before the files go, so no playlist names a deleted file.
     await this.writePlaylist();
@@ -187,21 +195,21 @@ export class LowLatencyWindow {
     const listed = [...this.segments];
     const segments = listed.map(
       (s) =>
-        new Segment({ uri: s.uri, duration: fixed(s.durationS), mediaSequenceNumber: s.msn, map, programDateTime: new Date(s.programDateMs), parts: [] as InstanceType<typeof PartialSegment>[] }),
+        new Segment({ uri: s.uri, duration: fixed(s.durationS), mediaSequenceNumber: s.msn, map, programDateTime: new Date(this.wallTimeOf(s.startS)), parts: [] as InstanceType<typeof PartialSegment>[] }),
     );
     // Parts are listed for the last three target durations only (RFC 8216bis 6.2.2); their files stay as long as their segment.
     let recent = this.open ? this.open.endS - this.open.startS : 0;
     for (let i = listed.length - 1; i >= 0; i--) {
       const s = listed[i] as WindowSegment;
       if (recent + s.durationS > 3 * this.targetS + 0.001) break;
-      (segments[i] as InstanceType<typeof Segment>).parts = s.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
+      if (s.partsListed) (segments[i] as InstanceType<typeof Segment>).parts = s.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
       recent += s.durationS;
     }
-    if (this.open) {
+    if (this.open?.partsListed) {
       const open = this.open;
       const parts = open.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
       if (this.running) parts.push(new PartialSegment({ hint: true, uri: `seg_${this.options.name}_${open.msn}_p${open.parts.length}.m4s` }));
-      segments.push(new Segment({ mediaSequenceNumber: open.msn, map, programDateTime: new Date(open.programDateMs), parts }));
+      segments.push(new Segment({ mediaSequenceNumber: open.msn, map, programDateTime: new Date(this.wallTimeOf(open.startS)), parts }));
     }
     const first = listed[0]?.msn ?? this.open?.msn ?? this.nextMsn;
     const playlist = new MediaPlaylist({
