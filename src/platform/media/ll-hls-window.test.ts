@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, types } from 'hls-parser';
+import { parse, type types } from 'hls-parser';
 import { FakeClock } from '../clock.js';
 import { LowLatencyWindow } from './ll-hls-window.js';
 
