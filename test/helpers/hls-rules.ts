@@ -50,7 +50,7 @@ export function mediaProblems(name: string, text: string, whole: types.MediaPlay
   // LL-HLS (RFC 8216bis): the EXT-X-PART tags after the last EXTINF belong to the segment being
   // written, which hls-parser reads as a last segment without URI or EXTINF: its parts are checked.
   const open = whole.segments.at(-1);
-  const partial = open !== undefined && open.uri === undefined && open.parts.length > 0 ? open : undefined;
+  const partial = open !== undefined && !open.uri && open.parts.length > 0 ? open : undefined;
   if (partial) for (const p of partial.parts) if (!p.hint && !(Number(p.duration) > 0)) problems.push(`${name}: EXT-X-PART ${p.uri} without a duration`);
   const playlist = partial ? { ...whole, segments: whole.segments.slice(0, -1) } : whole;
   const fmp4 = playlist.segments.some((s) => s.map !== undefined || /\.(m4s|mp4)(\?|$)/.test(s.uri));
@@ -85,9 +85,9 @@ export function reloadProblems(name: string, before: types.MediaPlaylist, after:
   const seqAfter = after.mediaSequenceBase ?? 0;
   if (seqAfter < seqBefore) problems.push(`${name}: EXT-X-MEDIA-SEQUENCE went back from ${seqBefore} to ${seqAfter}`);
   // A segment still being written (LL-HLS: parts, no URI yet) is no segment of the window yet.
-  const byUri = new Map(before.segments.filter((s) => s.uri !== undefined).map((s) => [s.uri, s] as const));
+  const byUri = new Map(before.segments.filter((s) => Boolean(s.uri)).map((s) => [s.uri, s] as const));
   for (const s of after.segments) {
-    if (s.uri === undefined) continue;
+    if (!s.uri) continue;
     const earlier = byUri.get(s.uri);
     if (!earlier) continue;
     if (earlier.mediaSequenceNumber !== s.mediaSequenceNumber) problems.push(`${name}: ${s.uri} was media sequence ${earlier.mediaSequenceNumber}, now ${s.mediaSequenceNumber}`);
