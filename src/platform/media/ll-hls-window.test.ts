@@ -58,3 +58,18 @@ test('program date-times: the earliest capture time the arrivals allow (ffmpeg\'
     w.done();
   }
 });
+
+test('parts are listed on the last three segments at most, short ones too (closed by the size bound)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'playline-ll-window-'));
+  // Each fragment is 8 bytes: a segment is closed after two (0.8 s), each of them a keyframe.
+  const window = new LowLatencyWindow({ ...shape, windowSegments: 6, maxSegmentBytes: 16, dir, name: 'main', clock: new FakeClock() });
+  try {
+    await window.start({ bytes: Buffer.from('init'), tracks: [] });
+    for (let k = 0; k < 14; k++) await window.add({ bytes: Buffer.alloc(8), startS: k * 0.4, durationS: 0.4, independent: true });
+    const segments = (parse(readFileSync(join(dir, 'media_main.m3u8'), 'utf8')) as types.MediaPlaylist).segments;
+    assert.equal(segments.filter((s) => s.uri).length, 6);
+    assert.deepEqual(segments.map((s) => s.parts.length > 0), [false, false, false, false, true, true, true], 'the last two complete ones and the one being written');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

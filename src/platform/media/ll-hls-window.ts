@@ -198,8 +198,11 @@ export class LowLatencyWindow {
         new Segment({ uri: s.uri, duration: fixed(s.durationS), mediaSequenceNumber: s.msn, map, programDateTime: new Date(this.wallTimeOf(s.startS)), parts: [] as InstanceType<typeof PartialSegment>[] }),
     );
     // Parts are listed for the last three target durations only (RFC 8216bis 6.2.2); their files stay as long as their segment.
-    let recent = this.open ? this.open.endS - this.open.startS : 0;
-    for (let i = listed.length - 1; i >= 0; i--) {
+    const openListed = this.open?.partsListed === true;
+    let recent = openListed && this.open ? this.open.endS - this.open.startS : 0;
+    // And on three segments at most, the one being written included (hls-parser's reading of the same rule).
+    let withParts = openListed ? 1 : 0;
+    for (let i = listed.length - 1; i >= 0 && withParts < 3; i--, withParts++) {
       const s = listed[i] as WindowSegment;
       if (recent + s.durationS > 3 * this.targetS + 0.001) break;
       if (s.partsListed) (segments[i] as InstanceType<typeof Segment>).parts = s.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
