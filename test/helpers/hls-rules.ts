@@ -44,9 +44,15 @@ const hasTag = (text: string, tag: string) => text.split('\n').some((line) => li
  * EXTINF rounded to the nearest integer (§4.3.3.1), every segment of an fMP4 playlist under an
  * EXT-X-MAP (§4.3.2.5), and a new EXT-X-MAP after each discontinuity when the encoding changes.
  */
-export function mediaProblems(name: string, text: string, playlist: types.MediaPlaylist): string[] {
+export function mediaProblems(name: string, text: string, whole: types.MediaPlaylist): string[] {
   const problems: string[] = [];
   const needs: Array<[number, string]> = [];
+  // LL-HLS (RFC 8216bis): the EXT-X-PART tags after the last EXTINF belong to the segment being
+  // written, which hls-parser reads as a last segment without URI or EXTINF: its parts are checked.
+  const open = whole.segments.at(-1);
+  const partial = open !== undefined && !open.uri && open.parts.length > 0 ? open : undefined;
+  if (partial) for (const p of partial.parts) if (!p.hint && !(Number(p.duration) > 0)) problems.push(`${name}: EXT-X-PART ${p.uri} without a duration`);
+  const playlist = partial ? { ...whole, segments: whole.segments.slice(0, -1) } : whole;
   const fmp4 = playlist.segments.some((s) => s.map !== undefined || /\.(m4s|mp4)(\?|$)/.test(s.uri));
   if (fmp4 && !playlist.isIFrame) needs.push([6, 'EXT-X-MAP']);
   if (hasTag(text, '#EXT-X-BYTERANGE')) needs.push([4, 'EXT-X-BYTERANGE']);
@@ -78,8 +84,10 @@ export function reloadProblems(name: string, before: types.MediaPlaylist, after:
   const seqBefore = before.mediaSequenceBase ?? 0;
   const seqAfter = after.mediaSequenceBase ?? 0;
   if (seqAfter < seqBefore) problems.push(`${name}: EXT-X-MEDIA-SEQUENCE went back from ${seqBefore} to ${seqAfter}`);
-  const byUri = new Map(before.segments.map((s) => [s.uri, s] as const));
+  // A segment still being written (LL-HLS: parts, no URI yet) is no segment of the window yet.
+  const byUri = new Map(before.segments.filter((s) => Boolean(s.uri)).map((s) => [s.uri, s] as const));
   for (const s of after.segments) {
+    if (!s.uri) continue;
     const earlier = byUri.get(s.uri);
     if (!earlier) continue;
     if (earlier.mediaSequenceNumber !== s.mediaSequenceNumber) problems.push(`${name}: ${s.uri} was media sequence ${earlier.mediaSequenceNumber}, now ${s.mediaSequenceNumber}`);

@@ -128,7 +128,7 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       const updatedPid = live?.pidOf(other.id);
       assert.ok(otherPid !== undefined && updatedPid !== undefined && updatedPid !== otherPid, `a new process: ${otherPid} -> ${updatedPid}`);
       await eventually(() => !existsSync(`/proc/${otherPid}`), 'the old process ended');
-      assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-var_stream_map v:0,a:0,name:480p/);
+      assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-f mp4 -movflags \+frag_keyframe\+delay_moov.* unix:\/\S+\/480p\.sock/, 'the new profile, written as LL-HLS (PLAYLINE_LIVE_LL_HLS, the default) to the server\'s socket');
       const otherUrl = (await t.client.managedSlicers.get(other.id)).ingest_url;
       const passphrase = (otherUrl ?? '').split('passphrase=')[1]?.split('&')[0] ?? 'none';
       assert.equal(spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout.includes(passphrase), false, 'ps -eo args: no process holds the SRT passphrase');

@@ -22,7 +22,8 @@ import {
 } from './ingest-endpoint.js';
 import { hlsPushBaseOf } from './hls-push.js';
 import { keyedListenerSource, pushedPlaylistSource, rtmpFrontSource, type SlicerSource } from './slicer-source.js';
-import { liveOutputArgs } from './live-profiles.js';
+import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs, liveOutputArgs } from './live-profiles.js';
+import { LowLatencyOutput } from './ll-hls-output.js';
 import { LiveSlicerProcess, type LiveStatus } from './live-slicer-process.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
@@ -58,7 +59,12 @@ export interface FfmpegProvisionerOptions {
   hlsPush?: { baseUrl: () => string };
   /** Operational events: live.started as a slicer's live state goes to `live`, live.ended as it leaves it (webhooks). */
   events?: OperationalEventSink;
+  /** Write the live window as LL-HLS (parts, blocking reloads) rather than with ffmpeg's HLS muxer (PLAYLINE_LIVE_LL_HLS). Default false. */
+  lowLatency?: boolean;
 }
+
+/** The largest box (a segment's mdat) a low-latency output takes: far above a 2 s segment at 2160p (about 4 MB). */
+const MAX_LOW_LATENCY_SEGMENT_BYTES = 64 * 1024 * 1024;
 
 /** A slicer this instance runs (or tried to run: `process` undefined with a failure). */
 interface SlicerEntry {
@@ -71,6 +77,8 @@ interface SlicerEntry {
   process: LiveSlicerProcess;
   /** Where its source comes from (the RTMP front listens here); closed when the slicer stops. */
   source: SlicerSource;
+  /** The sockets a low-latency slicer's ffmpeg writes to; closed when the slicer stops. */
+  lowLatency: LowLatencyOutput | undefined;
   ingestUrl: string;
   /** The key encoders present (hls push checks it against the URL). */
   streamKey: string;
@@ -232,6 +240,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     this.slicers.delete(slicerId);
     await entry.process.stop();
     await entry.source.close();
+    await entry.lowLatency?.close();
     if (entry.protocol !== undefined && entry.port !== undefined) for (const p of portsOf(entry.protocol, entry.port).ports) this.reserved.delete(p);
     await rm(join(this.outputDir(entry.owner, slicerId), MARKER), { force: true });
   }
@@ -298,13 +307,38 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     }
     // Progress goes to stderr: stdout carries the first output, measured (see LiveSlicerProcess).
     const before = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:2'];
-    const after = [
-      // First output: the source as received, to stdout, where its bytes are counted: the input bitrate.
-      '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', 'pipe:1',
-      ...liveOutputArgs(s.config.output_profile, { windowSegments: this.options.windowSegments, preset: this.options.preset }),
-    ];
-    // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.
-    after[after.length - 1] = join(dir, after[after.length - 1] as string);
+    // First output: the source as received, to stdout, where its bytes are counted: the input bitrate.
+    const after = ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', 'pipe:1'];
+    const profileOptions = { windowSegments: this.options.windowSegments, preset: this.options.preset };
+    let lowLatency: LowLatencyOutput | undefined;
+    let tag = dir;
+    if (this.options.lowLatency) {
+      const plan = liveLowLatencyOutputArgs(s.config.output_profile, profileOptions, () => '');
+      try {
+        lowLatency = await LowLatencyOutput.open({
+          dir,
+          renditions: plan.renditions,
+          clock: this.options.clock,
+          segmentTargetS: LIVE_SEGMENT_S,
+          partTargetS: LIVE_PART_TARGET_S,
+          windowSegments: this.options.windowSegments,
+          maxSegmentBytes: MAX_LOW_LATENCY_SEGMENT_BYTES,
+          onError: (err, rendition) => this.options.log.warn({ err, slicerId: s.slicerId, rendition }, 'could not write the low-latency live window'),
+        });
+      } catch (err) {
+        await source.close();
+        if (listen !== undefined && port !== undefined) for (const p of portsOf(listen, port).ports) this.reserved.delete(p);
+        return fail(`could not open the low-latency output: ${(err as Error).message}`);
+      }
+      const output = lowLatency;
+      after.push(...liveLowLatencyOutputArgs(s.config.output_profile, profileOptions, (name) => output.urlOf(name)).args);
+      // The sockets' private directory is on the command line: the marker's tag.
+      tag = output.urlOf(plan.renditions[0]?.name ?? 'main');
+    } else {
+      after.push(...liveOutputArgs(s.config.output_profile, profileOptions));
+      // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.
+      after[after.length - 1] = join(dir, after[after.length - 1] as string);
+    }
     // ffmpeg's index.m3u8 names no variant for stream copy of a pushed HLS source: made playable for every reader of the window.
     const keeper = new LiveIndexKeeper(dir, this.describer);
     let keeperFailed = false;
@@ -320,7 +354,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       stallMs: this.options.stallMs ?? 10_000,
       marker: {
         file: join(dir, MARKER),
-        tag: dir,
+        tag,
         onError: (err) => this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker'),
       },
       ...(this.options.onRestart ? { onRestart: this.options.onRestart } : {}),
@@ -344,7 +378,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
         else this.options.log.warn(context, 'slicer process ended; starting it again after a backoff');
       },
     });
-    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, ingestUrl, streamKey: s.streamKey };
+    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, lowLatency, ingestUrl, streamKey: s.streamKey };
     this.slicers.set(s.slicerId, entry);
     supervised.start();
     // hls push is taken by the API at once, RTMP by the front in this process; an SRT or RIST listener is ready once ffmpeg holds its port.

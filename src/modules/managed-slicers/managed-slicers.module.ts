@@ -153,6 +153,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       publicHost: publicHostOf(config),
       ports: parsePortRange(config.slicerPorts),
       windowSegments: config.slicerWindowSegments,
+      lowLatency: config.liveLowLatency,
       preset: 'veryfast',
       clock,
       log,

@@ -9,6 +9,16 @@ const VARIANT_NAME = /^([A-Za-z0-9_-]{1,32})\.m3u8$/;
 /** The files a live window holds that a session may fetch: fMP4 init segments and media segments. */
 export const LIVE_FILE = /^[A-Za-z0-9_-]{1,64}\.(mp4|m4s)$/;
 
+/** An LL-HLS part of a live window: `seg_<rendition>_<msn>_p<n>.m4s` (ll-hls-window.ts). */
+export const LIVE_PART_FILE = /^seg_([A-Za-z0-9-]{1,32})_(\d{1,20})_p(\d{1,4})\.m4s$/;
+
+/** A tag's URI attribute moved to `../c/` when it names a file of the window; undefined (the tag is left out) when not. */
+const withContentUri = (line: string): string | undefined => {
+  const uri = /URI="([^"]*)"/.exec(line)?.[1];
+  if (uri === undefined || liveFileKind(uri) !== 'segment') return undefined;
+  return line.replace(`URI="${uri}"`, `URI="../c/${uri}"`);
+};
+
 /** `init` (EXT-X-MAP) or `segment`, for a file name a live session may fetch; undefined for any other. */
 export const liveFileKind = (file: string): 'init' | 'segment' | undefined => {
   const match = LIVE_FILE.exec(file);
@@ -57,6 +67,12 @@ export function liveVariantOf(playlist: string): string {
       pendingInf = line;
       continue;
     }
+    if (line.startsWith('#EXT-X-PART:') || line.startsWith('#EXT-X-PRELOAD-HINT:')) {
+      const moved = withContentUri(line);
+      if (moved !== undefined) out.push(moved);
+      continue;
+    }
+    if (line.startsWith('#EXT-X-RENDITION-REPORT:')) continue;
     if (line.startsWith('#')) {
       out.push(line);
       continue;

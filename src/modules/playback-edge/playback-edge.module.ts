@@ -5,6 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
+import { BlockingReloads } from './live-blocking-reload.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { Logger } from '../../platform/logger.js';
@@ -34,7 +35,8 @@ import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir'>;
+  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir'> &
+    Partial<Pick<Config, 'liveBlockingReloads' | 'liveBlockingReloadsPerNetwork' | 'connectionPrefixIpv4' | 'connectionPrefixIpv6'>>;
   clock: Clock;
   ids: IdGenerator;
   storage: { db: Db };
@@ -217,6 +219,11 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     events,
     firsts: new SessionFirsts(),
     refusals,
+    blocking: new BlockingReloads(clock, {
+      total: deps.config.liveBlockingReloads ?? 10_000,
+      perNetwork: deps.config.liveBlockingReloadsPerNetwork ?? 64,
+      prefixes: { ipv4Prefix: deps.config.connectionPrefixIpv4 ?? 24, ipv6Prefix: deps.config.connectionPrefixIpv6 ?? 64 },
+    }),
     onOutcome: (kind: SessionRequestKind, outcome) => {
       const key = `${kind} ${outcome === null ? 'ok' : String(outcome)}`;
       sessionOutcomes.set(key, (sessionOutcomes.get(key) ?? 0) + 1);

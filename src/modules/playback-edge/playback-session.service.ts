@@ -1,8 +1,12 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
 import type { CmcdSignals } from './cmcd.js';
 import type { EdgeEvent } from './edge-events.js';
+import { playlistEdgeOf, reached, reloadTargetOf, type BlockingReloads, type HoldResult, type ReloadTarget } from './live-blocking-reload.js';
 import type { LiveLibrary } from './live-library.js';
-import { liveFileKind, liveVariantOf } from './live-session.js';
+import { LIVE_PART_FILE, liveFileKind, liveVariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
@@ -20,10 +24,30 @@ export interface SessionCall extends ViewerCall {
   /** HEAD answers like GET but is no playback: it emits no manifest, ad or start. */
   method: 'GET' | 'HEAD';
   cmcd: CmcdSignals;
+  /** Aborts when the client goes away (a held blocking reload is let go). */
+  signal?: AbortSignal;
 }
 
 /** What a session request is, for metrics: a variant playlist, a file of the content or of an ad, or no session path. */
 export type SessionRequestKind = 'variant' | 'content' | 'ad' | 'unknown';
+
+const queryOf = (url: string): URLSearchParams => {
+  const q = url.indexOf('?');
+  return new URLSearchParams(q >= 0 ? url.slice(q + 1) : '');
+};
+
+const exists = (path: string): Promise<boolean> => stat(path).then((s) => s.isFile(), () => false);
+
+/** The answer to a blocking request that was not held to the end: 503 after the time limit, 503/429 when the caps are reached. */
+type Problem = Extract<SessionAnswer, { kind: 'problem' }>;
+
+function unheld<T>(held: HoldResult<T>): Problem | undefined {
+  if (held.kind === 'timeout') return { kind: 'problem', error: new AppError('service_unavailable', 'The segment or part asked for (_HLS_msn, _HLS_part) did not come within three target durations'), retryAfterS: 1 };
+  if (held.kind !== 'full') return undefined;
+  return held.scope === 'total'
+    ? { kind: 'problem', error: new AppError('service_unavailable', 'This server holds as many blocking playlist reloads as it may (PLAYLINE_LIVE_BLOCKING_RELOADS): retry shortly'), retryAfterS: 1 }
+    : { kind: 'problem', error: new AppError('throttled', 'Your network holds as many blocking playlist reloads as it may (PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK): retry shortly'), retryAfterS: 1 };
+}
 
 const kindOf = (path: string): SessionRequestKind => {
   if (path.startsWith('v/')) return 'variant';
@@ -46,6 +70,8 @@ export type SessionAnswer =
       /** Call when the file is not on disk any more (the asset was deleted meanwhile): its refusal. */
       gone(): Promise<SessionRefused>;
     }
+  /** Not a playback refusal (no event, no refusal count): a bad or unheld LL-HLS blocking reload. */
+  | { kind: 'problem'; error: AppError; retryAfterS?: number }
   | SessionRefused;
 
 export interface SessionRefused {
@@ -64,6 +90,8 @@ export interface PlaybackSessionDeps {
   events: PlaybackEventSink;
   firsts: SessionFirsts;
   refusals: PlaybackRefusals;
+  /** LL-HLS blocking playlist reloads of live sessions; without it `_HLS_msn` is answered at once. */
+  blocking?: BlockingReloads;
   /** Called once per answered session request (metrics): null when served, the error code, or `throttled`. */
   onOutcome?: (kind: SessionRequestKind, outcome: number | null | 'throttled') => void;
 }
@@ -115,8 +143,15 @@ export class PlaybackSessionService {
     const live = this.deps.live;
     const event = grant.assetId.slice(0, 64);
     if (path.kind === 'variant') {
-      const playlist = await live?.playlist(grant.library, grant.assetId, path.rendition);
-      if (playlist === undefined) return this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts);
+      let playlist = await live?.playlist(grant.library, grant.assetId, path.rendition);
+      if (playlist === undefined || !live) return this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts);
+      const target = reloadTargetOf(queryOf(call.url));
+      if (typeof target === 'string') return { kind: 'problem', error: new AppError('bad_request', `${target} (RFC 8216bis blocking playlist reload)`) };
+      if (target !== undefined) {
+        const held = await this.blockingReload(call, grant, live, path.rendition, playlist, target);
+        if (held.kind !== 'ready') return held.kind === 'gone' ? this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts) : held;
+        playlist = held.value;
+      }
       if (call.method === 'GET' && this.deps.firsts.first(grant.owner, grant.session, 'manifest')) {
         this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
       }
@@ -125,6 +160,8 @@ export class PlaybackSessionService {
     }
     const fileKind = path.kind === 'content' ? liveFileKind(path.file) : undefined;
     if (!live || path.kind !== 'content' || fileKind === undefined) return this.refuse(call, grant, kindOf(call.path), failure(999, 404, 'no such file in this live session'), ts);
+    const hinted = await this.awaitHintedPart(call, grant, live, path.file);
+    if (hinted) return hinted;
     return {
       kind: 'file',
       dir: live.dirOf(grant.library, grant.assetId),
@@ -139,6 +176,46 @@ export class PlaybackSessionService {
       },
       gone: () => this.refuse(call, grant, 'content', failure(999, 404, `${path.file.slice(0, 128)} has left the live window`), ts),
     };
+  }
+
+  /**
+   * A blocking reload (`_HLS_msn`, `_HLS_part`): the playlist once it holds the segment or part
+   * asked for, held at most three target durations (then 503), within the caps of held requests.
+   */
+  private async blockingReload(call: SessionCall, grant: SessionGrant, live: LiveLibrary, rendition: string, now: string, target: ReloadTarget): Promise<{ kind: 'ready'; value: string } | { kind: 'gone' } | Problem> {
+    const edge = playlistEdgeOf(now);
+    if (reached(edge, target)) return { kind: 'ready', value: now };
+    // RFC 8216bis 6.2.5.2: more than two segments ahead is a client error, answered at once.
+    if (target.msn > edge.nextMsn + 2) return { kind: 'problem', error: new AppError('bad_request', `_HLS_msn ${target.msn} is more than two segments past the live edge (${edge.nextMsn}) of this playlist`) };
+    const blocking = this.deps.blocking;
+    if (!blocking) return { kind: 'ready', value: now };
+    const key = `${live.dirOf(grant.library, grant.assetId)}/${rendition}`;
+    const read = () => live.playlist(grant.library, grant.assetId, rendition);
+    const held = await blocking.hold(key, call.clientIp, read, (text) => reached(playlistEdgeOf(text), target), edge.targetDurationS * 3000, call.signal);
+    return held.kind === 'ready' || held.kind === 'gone' ? held : (unheld(held) as Problem);
+  }
+
+  /**
+   * A part announced by EXT-X-PRELOAD-HINT, asked for before it exists (RFC 8216bis 6.2.6: the
+   * server holds it): once its playlist lists it the file is served; a part that never comes (its
+   * segment ended first) is a 404 as any file the window does not hold. Undefined: serve it now.
+   */
+  private async awaitHintedPart(call: SessionCall, grant: SessionGrant, live: LiveLibrary, file: string): Promise<SessionAnswer | undefined> {
+    const part = LIVE_PART_FILE.exec(file);
+    const blocking = this.deps.blocking;
+    if (!part || !blocking || call.method !== 'GET') return undefined;
+    const dir = live.dirOf(grant.library, grant.assetId);
+    if (await exists(join(dir, file))) return undefined;
+    const rendition = `media_${part[1] as string}`;
+    const read = () => live.playlist(grant.library, grant.assetId, rendition);
+    const now = await read();
+    if (now === undefined) return undefined;
+    const edge = playlistEdgeOf(now);
+    const msn = Number(part[2]);
+    // Only the next part of the open segment is waited for; anything else is answered as it stands.
+    if (msn !== edge.nextMsn || Number(part[3]) !== edge.openParts) return undefined;
+    const held = await blocking.hold(`${dir}/${rendition}`, call.clientIp, read, (text) => text.includes(`"${file}"`) || playlistEdgeOf(text).nextMsn > msn, edge.targetDurationS * 3000, call.signal);
+    return unheld(held);
   }
 
   private async variant(call: SessionCall, grant: SessionGrant, content: PackagedAsset, name: string, ts: number): Promise<SessionAnswer> {

@@ -28,7 +28,11 @@ const sessionSchema = {
     'The URIs of a multivariant playlist answered by `/play/<asset_id>.m3u8`: the token (HMAC-signed by the server, ' +
     'expiring with the playback URL) is the authentication. Segments support byte ranges (`Range` → 206, 416 when ' +
     'unsatisfiable) and are cacheable for a year. CMCD from the `CMCD` query parameter or `CMCD-*` headers is read. ' +
-    'An expired token answers 410 (playback error 104), a forged one 403 (110), a file the session does not have 404 (999).',
+    'An expired token answers 410 (playback error 104), a forged one 403 (110), a file the session does not have 404 (999). ' +
+    'Live sessions are LL-HLS (RFC 8216bis) when the server writes them so (PLAYLINE_LIVE_LL_HLS): a variant playlist asked for with ' +
+    '`_HLS_msn` (and `_HLS_part`) is held until that segment (part) exists, at most three target durations (then 503 with Retry-After); ' +
+    'a request more than two segments past the live edge, or `_HLS_part` alone, answers 400; held requests are capped per instance ' +
+    '(503) and per client network (429). A part announced by EXT-X-PRELOAD-HINT and asked for early is held the same way.',
   security: [],
   params: SessionParams,
   response: {
@@ -37,7 +41,7 @@ const sessionSchema = {
       content: { [HLS_CONTENT_TYPE]: { schema: Type.String() }, [MP4]: { schema: Type.String({ format: 'binary' }) } },
     },
     206: { description: 'Part of a segment (Range)', content: { [MP4]: { schema: Type.String({ format: 'binary' }) } } },
-    ...problemResponses(403, 404, 410, 416, 429, 500),
+    ...problemResponses(400, 403, 404, 410, 416, 429, 500, 503),
   },
 };
 
@@ -64,6 +68,12 @@ async function sendFile(request: SessionRequest, reply: FastifyReply, answer: Ex
   throw result.type === 'error' ? result.metadata.error : new AppError('internal_error', 'The file could not be sent');
 }
 
+/** An LL-HLS blocking reload not answered with its playlist (bad query, time limit, caps): problem+json, no playback error. */
+function sendProblem(request: FastifyRequest, reply: FastifyReply, error: AppError, retryAfterS: number | undefined): FastifyReply {
+  if (retryAfterS !== undefined) reply.header('retry-after', String(retryAfterS));
+  return reply.code(error.status).header('cache-control', 'no-store').type('application/problem+json').send(toProblem(error, request.id));
+}
+
 /** `GET|HEAD /play/s/<token>/...` (register with the `/play` prefix, in the context of playRoutes for CORS and the refusal limit). */
 export async function sessionRoutes(app: App, sessions: PlaybackSessionService, refusalGate: (request: FastifyRequest) => RefusalGate): Promise<void> {
   app.route({
@@ -73,6 +83,9 @@ export async function sessionRoutes(app: App, sessions: PlaybackSessionService, 
     attachValidation: true,
     schema: sessionSchema,
     handler: async (request: SessionRequest, reply) => {
+      // A held blocking reload is let go when its client leaves.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
       const rest = request.params['*'];
       const slash = rest.indexOf('/');
       const answer = await sessions.serve({
@@ -84,8 +97,10 @@ export async function sessionRoutes(app: App, sessions: PlaybackSessionService, 
         userAgent: request.headers['user-agent'] ?? '',
         refusalGate: refusalGate(request),
         cmcd: cmcdSignals(splitCmcdQuery(rawQueryOf(request)).cmcd, request.headers),
+        signal: gone.signal,
       });
       if (answer.kind === 'refused') return sendRefusal(request, reply, answer.failure, answer.throttled);
+      if (answer.kind === 'problem') return sendProblem(request, reply, answer.error, answer.retryAfterS);
       if (answer.kind === 'playlist') return reply.header('cache-control', answer.live ? 'no-store' : PLAYLIST_CACHE).type(HLS_CONTENT_TYPE).send(answer.text);
       return sendFile(request, reply, answer);
     },
