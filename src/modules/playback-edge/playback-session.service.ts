@@ -43,6 +43,8 @@ export type SessionAnswer =
       cacheControl?: string;
       /** Call once the file is being sent (200/206): emits the session's first start or ad. */
       served(): void;
+      /** Whether a GET of this file would emit the session's first start or ad (served() not called yet for one). */
+      firstPending(): boolean;
       /** Call when the file is not on disk any more (the asset was deleted meanwhile): its refusal. */
       gone(): Promise<SessionRefused>;
     }
@@ -137,6 +139,7 @@ export class PlaybackSessionService {
         const now = this.deps.clock.now();
         this.emit(grant, { type: 'start', startup_ms: Math.max(0, now - grant.requestedAt) }, now);
       },
+      firstPending: () => call.method === 'GET' && fileKind === 'segment' && !this.deps.firsts.reached(grant.owner, grant.session, 'start'),
       gone: () => this.refuse(call, grant, 'content', failure(999, 404, `${path.file.slice(0, 128)} has left the live window`), ts),
     };
   }
@@ -174,6 +177,7 @@ export class PlaybackSessionService {
         if (first === 'ad') this.emit(grant, { type: 'ad', latency_ms: grant.ads?.latencyMs ?? 0 }, now);
         else this.emit(grant, { type: 'start', startup_ms: Math.max(0, now - grant.requestedAt) }, now);
       },
+      firstPending: () => call.method === 'GET' && fileKind === 'segment' && !this.deps.firsts.reached(grant.owner, grant.session, first),
       gone: () => this.refuse(call, grant, kind, failure(999, 404, `${file.slice(0, 128)} is no longer in the library`), ts),
     };
   }
