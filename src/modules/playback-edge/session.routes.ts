@@ -12,6 +12,8 @@ import type { RefusalGate } from './playback-refusals.js';
 import type { PlaybackSessionService, SessionAnswer } from './playback-session.service.js';
 
 const MP4 = 'video/mp4';
+/** Reads of 1 MiB: a 2.6 MB 1080p segment in 3 reads (and socket writes) instead of 41 of the default 64 KiB. */
+const READ_BUFFER_BYTES = 1024 * 1024;
 /** Segments and init segments never change under their session's path (the token fixes the asset and the plan). */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** A session's variant playlist is fixed too, but short-lived so a deleted asset stops being served soon. */
@@ -47,7 +49,7 @@ type SessionRequest = FastifyRequest<{ Params: { '*': string } }>;
 
 /** Streams a session's file with `@fastify/send`: Range (206/416), conditional GET (304), HEAD; no directory listing, no dotfile. */
 async function sendFile(request: SessionRequest, reply: FastifyReply, answer: Extract<SessionAnswer, { kind: 'file' }>): Promise<FastifyReply> {
-  const result = await send(request.raw, `/${answer.file}`, { root: answer.dir, index: false, dotfiles: 'deny', cacheControl: false, contentType: false, acceptRanges: true });
+  const result = await send(request.raw, `/${answer.file}`, { root: answer.dir, index: false, dotfiles: 'deny', cacheControl: false, contentType: false, acceptRanges: true, highWaterMark: READ_BUFFER_BYTES });
   if (result.type === 'file') {
     if (result.statusCode === 200 || result.statusCode === 206) answer.served();
     reply.code(result.statusCode).headers(result.headers).header('cache-control', answer.cacheControl ?? IMMUTABLE);
@@ -122,11 +124,11 @@ async function frontCanSend(request: SessionRequest, answer: Extract<SessionAnsw
 // Plain path segments only (no dot first, so no `..`, no dotfile): anything else is sent in-process, never redirected.
 const ACCEL_PATH = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
 
-/** `<prefix><path below the root>` for a file of a session, or undefined when it is not a plain path inside the root. */
+/** `<prefix><path below the root>` for a file of a session, or undefined unless both the directory below the root and the file in it are plain paths. */
 export function accelUriOf(accel: MediaAccel, dir: string, file: string): string | undefined {
-  const below = relative(accel.root, `${dir}${sep}${file}`);
-  if (below.startsWith('..') || sep !== '/' || !ACCEL_PATH.test(below)) return undefined;
-  return `${accel.prefix}${below}`;
+  const below = relative(accel.root, dir);
+  if (sep !== '/' || !ACCEL_PATH.test(below) || !ACCEL_PATH.test(file)) return undefined;
+  return `${accel.prefix}${below}/${file}`;
 }
 
 /**
