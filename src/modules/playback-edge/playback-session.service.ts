@@ -4,6 +4,7 @@ import type { EdgeEvent } from './edge-events.js';
 import type { LiveLibrary } from './live-library.js';
 import { liveFileKind, liveVariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
+import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
@@ -11,6 +12,32 @@ import type { PlaybackRefusals, ViewerCall } from './playback-refusals.js';
 import type { SessionFirsts } from './session-firsts.js';
 import { fileKindOf, parseSessionPath, variantOf, type SessionPath } from './session-media.js';
 import type { SessionGrant, SessionTokens } from './session-token.js';
+
+/** Variant playlists of one packaged asset kept, at most (one per rendition and segment plan in use); more start the asset's set afresh. */
+const VARIANTS_PER_ASSET = 64;
+
+/**
+ * The variant playlists of packaged assets without ads, as rendered: a packaged asset's files
+ * never change (a repackaged or deleted one is a new PackagedAsset from the library, or none), so
+ * the text of a rendition under a segment plan is rendered once and kept with that asset object,
+ * and goes with it when the library forgets it.
+ */
+export class VariantTexts {
+  private readonly byAsset = new WeakMap<PackagedAsset, Map<string, string | PlaybackFailure>>();
+
+  of(grant: SessionGrant, content: PackagedAsset, rendition: PackagedRendition): string | PlaybackFailure {
+    let texts = this.byAsset.get(content);
+    if (!texts) this.byAsset.set(content, (texts = new Map()));
+    const key = `${rendition.name}\u0000${JSON.stringify(grant.plan)}`;
+    let text = texts.get(key);
+    if (text === undefined) {
+      if (texts.size >= VARIANTS_PER_ASSET) texts.clear();
+      text = variantOf(grant, content, rendition, []);
+      texts.set(key, text);
+    }
+    return text;
+  }
+}
 
 /** A request under a session's path: `/play/s/<token>/<path>`. */
 export interface SessionCall extends ViewerCall {
@@ -79,6 +106,8 @@ export interface PlaybackSessionDeps {
  * token, or a file the session does not have (999), is refused with an `error` event.
  */
 export class PlaybackSessionService {
+  private readonly variants = new VariantTexts();
+
   constructor(private readonly deps: PlaybackSessionDeps) {}
 
   async serve(call: SessionCall): Promise<SessionAnswer> {
@@ -153,7 +182,7 @@ export class PlaybackSessionService {
       if (!ad) return this.refuse(call, grant, 'variant', failure(999, 404, `ad asset ${id.slice(0, 64)} of this session is no longer in the library`), ts);
       ads.push(ad);
     }
-    const text = variantOf(grant, content, rendition, ads);
+    const text = ads.length === 0 ? this.variants.of(grant, content, rendition) : variantOf(grant, content, rendition, ads);
     if (text instanceof PlaybackFailure) return this.refuse(call, grant, 'variant', text, ts);
     if (call.method === 'GET' && this.deps.firsts.first(grant.owner, grant.session, 'manifest')) {
       this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
