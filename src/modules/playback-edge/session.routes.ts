@@ -12,8 +12,8 @@ import type { RefusalGate } from './playback-refusals.js';
 import type { PlaybackSessionService, SessionAnswer } from './playback-session.service.js';
 
 const MP4 = 'video/mp4';
-/** Reads of 1 MiB: a 2.6 MB 1080p segment in 3 reads (and socket writes) instead of 41 of the default 64 KiB. */
-const READ_BUFFER_BYTES = 1024 * 1024;
+/** Reads of 256 KiB: a 2.6 MB 1080p segment in 10 reads and socket writes instead of 41 of the default 64 KiB (profiled: 1 and 4 MiB buffers cost more in GC than they save in calls). */
+const READ_BUFFER_BYTES = 256 * 1024;
 /** Segments and init segments never change under their session's path (the token fixes the asset and the plan). */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** A session's variant playlist is fixed too, but short-lived so a deleted asset stops being served soon. */
