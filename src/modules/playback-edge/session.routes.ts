@@ -80,17 +80,16 @@ export interface MediaAccel {
 }
 
 /**
- * Set by the front when its internal location found no file (its `error_page 404`
- * hands the request back): Playline then answers in-process, so a file that left the library gets
- * the session's refusal (404, playback error 999) as
- * without the front. The front clears it on every request it forwards; a client sending it
- * straight to Playline only gets the bytes from Playline instead of nginx.
+ * Set by the front when its internal location found no file (its `error_page 404` hands the
+ * request back): Playline then answers in-process, so a file that left the library gets the
+ * session's refusal (404, playback error 999) as without the front. The front clears it on every
+ * request it forwards; a client sending it straight to Playline only gets the bytes from Playline.
  */
 export const MEDIA_INLINE_HEADER = 'x-playline-media-inline';
 
 /**
  * The file's Cache-Control for the front to set on what it sends (`$upstream_http_x_playline_cache_control`):
- * not Cache-Control itself, which nginx would keep on an answer it hands back (404, 416) too.
+ * not Cache-Control itself, which nginx would also keep on the answer it hands back (a 404).
  */
 export const ACCEL_CACHE_CONTROL = 'x-playline-cache-control';
 
@@ -132,9 +131,9 @@ export function accelUriOf(accel: MediaAccel, dir: string, file: string): string
 }
 
 /**
- * The front sends the file (Range, conditional GET, HEAD, sendfile); Playline's answer carries what
- * nginx keeps from an X-Accel-Redirect answer (Cache-Control, Content-Type). The session's first
- * start or ad is counted here, as the in-process path counts it once the file is being sent.
+ * The front sends the file (Range, conditional GET, HEAD, sendfile): Playline's empty answer names
+ * it, its Content-Type (nginx keeps it through the redirect) and its Cache-Control (for the front's
+ * add_header). The session's first start or ad is counted here, as in-process once the file is sent.
  */
 function accelFile(reply: FastifyReply, answer: Extract<SessionAnswer, { kind: 'file' }>, uri: string): FastifyReply {
   answer.served();
