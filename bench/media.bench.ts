@@ -6,7 +6,8 @@
  *   every segment through a playback session (token checked, statistics counted, bytes sent by Node);
  * - behind the front: the same, with PLAYLINE_MEDIA_ACCEL_PREFIX, behind the documented nginx front
  *   (deploy/nginx/playline.conf), which sends the segments after Playline answers X-Accel-Redirect.
- * Per load (median of 3 interleaved rounds): requests/s, MB/s and CPU per request (the server's, plus nginx's for the front). Then
+ * Per load (median of 3 interleaved rounds): requests/s, MB/s and CPU per request (the server's; for the front,
+ * Playline's and nginx's together, and Playline's alone). Then
  * playback starts per second through the edge (playback request, variant playlist, first segment).
  */
 import { randomBytes } from 'node:crypto';
@@ -85,12 +86,15 @@ interface Target {
   playlist: string;
   /** CPU used so far by everything that serves this target, µs. */
   cpuUs(): Promise<number>;
+  /** Behind the front: Playline's share of it alone. */
+  playlineCpuUs?: () => Promise<number>;
 }
 
 interface Measured {
   rps: number;
   mbps: number;
   cpuMsPerRequest: number;
+  playlineCpuMsPerRequest?: number;
 }
 
 async function measure(target: Target, paths: string[], connections: number, durationS: number): Promise<Measured> {
@@ -171,6 +175,7 @@ export const mediaBenchmark: Benchmark = {
           segments: behind.segments,
           playlist: behind.variant,
           cpuUs: async () => (await fronted.command<number>('cpu')) + processTreeCpuUs(front.child.pid as number),
+          playlineCpuUs: () => fronted.command<number>('cpu'),
         },
       ];
       // Warm-up: JIT, page cache, the library's manifest cache, upstream keep-alive.
@@ -208,6 +213,7 @@ export const mediaBenchmark: Benchmark = {
             });
             results.push({ name: `${t.name}: ${label}`, unit: 'MB/s', value: f.mbps, baseline: { name: 'nginx alone', value: base.mbps } });
             results.push({ name: `${t.name}: ${label}`, unit: 'ms CPU/req', value: f.cpuMsPerRequest, baseline: { name: 'nginx alone', value: base.cpuMsPerRequest } });
+            if (f.playlineCpuMsPerRequest !== undefined) results.push({ name: `${t.name}: ${label}, Playline's share`, unit: 'ms CPU/req', value: f.playlineCpuMsPerRequest });
           }
         }
       }
