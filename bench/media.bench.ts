@@ -99,10 +99,18 @@ interface Measured {
 
 async function measure(target: Target, paths: string[], connections: number, durationS: number): Promise<Measured> {
   const before = await target.cpuUs();
+  const playlineBefore = await target.playlineCpuUs?.();
   const result = await wrk({ url: target.url, paths, connections, durationS });
   const after = await target.cpuUs();
-  if (result.non2xx > 0 || result.socketErrors > 0) throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.socketErrors} socket errors`);
-  return { rps: result.requestsPerSec, mbps: result.bytesPerSec / 1e6, cpuMsPerRequest: (after - before) / 1000 / Math.max(1, result.requests) };
+  const playlineAfter = await target.playlineCpuUs?.();
+  if (result.non2xx > 0 || result.socketErrors > 0) throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.socketErrors} socket errors (${result.errorDetail})`);
+  const perRequest = (us: number) => us / 1000 / Math.max(1, result.requests);
+  return {
+    rps: result.requestsPerSec,
+    mbps: result.bytesPerSec / 1e6,
+    cpuMsPerRequest: perRequest(after - before),
+    ...(playlineBefore !== undefined && playlineAfter !== undefined ? { playlineCpuMsPerRequest: perRequest(playlineAfter - playlineBefore) } : {}),
+  };
 }
 
 export const mediaBenchmark: Benchmark = {
