@@ -11,8 +11,13 @@
  * the same ingest with no callback configured, its baseline);
  * BENCH_PROFILE_HEAP=1 takes a sampling heap profile of the same load instead (bytes by allocation
  * site of what outlived the young generation: what scavenges copy and promote).
+ * BENCH_PROFILE=segment profiles 2.6 MB segments through a playback session (the media benchmark's
+ * in-process load, 50 connections); BENCH_PROFILE=playlist its variant playlist.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { signPlaybackUrl } from '../src/modules/playback-edge/playback-token.js';
+import { writeFakeAsset } from '../src/modules/playback-edge/testing/media-fixtures.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
@@ -43,8 +48,11 @@ const what = process.env.BENCH_PROFILE ?? 'ingest';
 
 // BENCH_PROFILE=callbacks: the ingest of the callbacks benchmark (10 % error events) with a callback to a local receiver.
 const receiver = what === 'callbacks' ? await startBenchServer(receiverScript) : undefined;
+const media = what === 'segment' || what === 'playlist';
+const mediaRoot = media ? mkdtempSync(join(tmpdir(), 'playline-profile-media-')) : '';
 const app = await startBenchServer(server, {
   BENCH_SERVER: what === 'bare' ? 'bare' : 'app',
+  ...(media ? { PLAYLINE_MEDIA_DIR: mediaRoot, PLAYLINE_PLAYBACK_REFUSAL_LIMIT: '0' } : {}),
   ...(receiver ? { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_RATE: '1000000', PLAYLINE_CALLBACK_QUEUE: '10000' } : {}),
 });
 /** BENCH_PROFILE_HEAP=1: a sampling heap profile (what outlived the young generation, by allocation site) instead of the CPU profile. */
@@ -75,7 +83,17 @@ if (what === 'bare') {
   const { owner, key } = credentials();
   const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));
   const signed = (path: string) => `${path}?msg=${encodeURIComponent(msg)}&sig=${sig}`;
-  if (what === 'get') {
+  if (media) {
+    const rendition = [{ name: '1080p', width: 1920, height: 1080, bandwidth: 6_000_000 }];
+    await writeFakeAsset(mediaRoot, owner, 'profile', { durations: Array.from({ length: 30 }, () => 4), segmentBytes: 2_600_000, renditions: rendition });
+    const url = signPlaybackUrl({ baseUrl: '', kind: 'asset', contentId: 'profile', owner, key, expiresAt: Math.floor(Date.now() / 1000) + 3600 }, () => randomBytes(8).toString('hex'));
+    const multivariant = await (await fetch(`${app.url}${url}`)).text();
+    const variant = new URL(multivariant.split('\n').find((l) => l.length > 0 && !l.startsWith('#')) as string, `${app.url}${url}`);
+    const segments = (await (await fetch(variant)).text()).split('\n').filter((l) => l.length > 0 && !l.startsWith('#')).map((l) => new URL(l, variant).pathname);
+    const paths = what === 'segment' ? segments : [variant.pathname];
+    result = await profiled({ url: app.url, connections: 50, requests: paths.map((path) => ({ path })) });
+    process.stdout.write(`${what}s: ${Math.round(result.requestsPerSec)} req/s\n`);
+  } else if (what === 'get') {
     const asset = '0'.repeat(32);
     await fetch(`${app.url}${signed('/api/v4/monitoring/events')}`, { method: 'POST', body: `{"type":"start","owner":"${owner}","asset_id":"${asset}","session_id":"s"}`, headers: { 'content-type': 'application/x-ndjson' } });
     result = await profiled({ url: `${app.url}${signed(`/api/v4/monitoring/vod-stats/${asset}`)}` });

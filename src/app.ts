@@ -13,6 +13,7 @@ import { acceptEmptyJsonBodies, schemaController } from './platform/http/request
 import { onClientError, onFrameworkError } from './platform/http/raw-errors.js';
 import { connectionTimeouts, enforceBodyDeadlines, connectionCaps, limitConnections } from './platform/http/connection-limits.js';
 import { MAX_ID_LENGTH } from './platform/limits.js';
+import { trustedProxiesOf } from './platform/config.js';
 import { AccessLogController, lazyRequestLogger, registerAccessLog } from './platform/http/access-log.js';
 import { recordRoutes } from './platform/http/route-table.js';
 import { registerFrontDoor } from './platform/http/front-door.js';
@@ -34,6 +35,7 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   // Fastify's two lines per request ("incoming request", "request completed") give way to one
   // compact access line (registerAccessLog); a request's child logger is made only if it logs.
   const loggerInstance: FastifyBaseLogger = runtime.log;
+  const trustedProxies = trustedProxiesOf(runtime.config);
   const app = Fastify({
     ...(runtime.config.logLevel === 'silent' ? {} : { loggerInstance, logController: new AccessLogController(), childLoggerFactory: lazyRequestLogger }),
     // Path parameters are ids: one length limit for every id, the one ingest accepts.
@@ -43,6 +45,8 @@ export async function buildApp(runtime: Runtime): Promise<App> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    // Behind a reverse proxy (the nginx front), the client is the one its X-Forwarded-For names.
+    ...(trustedProxies.length > 0 ? { trustProxy: trustedProxies } : {}),
     // Fastify's own 503 while closing is plain JSON; the closing check in the auth hook answers instead.
     return503OnClosing: false,
     ...connectionTimeouts(runtime.config),

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, mediaMemoryLimitBytesOf, packagingLadderOf, settings } from './config.js';
+import { ConfigError, loadConfig, mediaMemoryLimitBytesOf, packagingLadderOf, settings, trustedProxiesOf } from './config.js';
 import { MAX_RENDITIONS } from './media/packaged-manifest.js';
 
 test('defaults apply when nothing is set', () => {
@@ -172,4 +172,23 @@ test('low-latency live: on by default, with bounded blocking reloads per instanc
   assert.throws(() => loadConfig({ PLAYLINE_LIVE_LL_HLS: 'sometimes' }), /PLAYLINE_LIVE_LL_HLS \(--live-ll-hls\)/);
   assert.throws(() => loadConfig({ PLAYLINE_LIVE_BLOCKING_RELOADS: '-1' }), /PLAYLINE_LIVE_BLOCKING_RELOADS \(--live-blocking-reloads\)/);
   assert.throws(() => loadConfig({ PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK: 'many' }), /PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK/);
+});
+
+test('the media accel prefix (nginx front) is off by default, and only a plain absolute path ending in / is taken', () => {
+  assert.equal(loadConfig({}).mediaAccelPrefix, undefined);
+  assert.equal(loadConfig({ PLAYLINE_MEDIA_ACCEL_PREFIX: '/_playline_media/' }).mediaAccelPrefix, '/_playline_media/');
+  assert.equal(loadConfig({}, { mediaAccelPrefix: '/internal/media/' }).mediaAccelPrefix, '/internal/media/');
+  // Not absolute, no trailing slash, a dot segment, a query or an encoded character could point nginx elsewhere.
+  for (const bad of ['_playline_media/', '/_playline_media', '/../media/', '/./', '/media/../x/', '/a?b/', '/a%2e/', '//', '/a b/']) {
+    assert.throws(() => loadConfig({ PLAYLINE_MEDIA_ACCEL_PREFIX: bad }), /PLAYLINE_MEDIA_ACCEL_PREFIX \(--media-accel-prefix\)/, bad);
+  }
+});
+
+test('trusted proxies: addresses, CIDRs and named ranges are taken; anything else is refused, naming the setting', () => {
+  assert.deepEqual(trustedProxiesOf(loadConfig({})), []);
+  const config = loadConfig({ PLAYLINE_TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8,fd00::/8, loopback,::1' });
+  assert.deepEqual(trustedProxiesOf(config), ['127.0.0.1', '10.0.0.0/8', 'fd00::/8', 'loopback', '::1']);
+  for (const bad of ['nginx', '10.0.0.0/33', '::/129', '10.0.0.1/8/1', '*', '10.0.0.0/']) {
+    assert.throws(() => loadConfig({ PLAYLINE_TRUSTED_PROXIES: bad }), /PLAYLINE_TRUSTED_PROXIES \(--trusted-proxies\)/, bad);
+  }
 });

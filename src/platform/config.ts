@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -100,6 +101,12 @@ export const ConfigSchema = Type.Object({
   playbackRefusalLimit: setting(Type.Integer({ minimum: 0, maximum: 1000000, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_LIMIT', '--playback-refusal-limit', 'Refused playbacks (4xx) counted and reported per client address and window; beyond, refusals answer 429 with no event and no Error Report, valid playbacks are still served (0 turns the limit off; cluster mode counts in Redis across instances)'),
   playbackRefusalWindowS: setting(Type.Integer({ minimum: 1, maximum: 86400, default: 60 }), 'PLAYLINE_PLAYBACK_REFUSAL_WINDOW_S', '--playback-refusal-window-s', 'Window of the refused-playback limit, in seconds (fixed, from the first refusal counted)'),
   playbackSingleUseCapacity: setting(Type.Integer({ minimum: 1, maximum: 10000000, default: 100000 }), 'PLAYLINE_PLAYBACK_SINGLE_USE_CAPACITY', '--playback-single-use-capacity', 'Single-use values (pbs sessions; DRM URL signatures) remembered per workspace, each kind, in the embedded mode; when one workspace\'s share is full its own oldest is forgotten (cluster mode keeps them in Redis until the URL expires)'),
+  mediaAccelPrefix: setting(
+    Type.Optional(Type.String({ pattern: '^/([A-Za-z0-9_-][A-Za-z0-9._-]{0,63}/){1,8}$' })),
+    'PLAYLINE_MEDIA_ACCEL_PREFIX', '--media-accel-prefix',
+    'Behind an nginx front (deploy/README.md): a session\'s init and media segments are answered, once their token is checked, with an empty 200 carrying X-Accel-Redirect: <prefix><path below the media root>, for nginx to send the file from an internal location mapped to the media root (e.g. /_playline_media/); unset: Playline sends the bytes itself. Only set it when clients reach /play through that front alone',
+  ),
+  trustedProxies: setting(Type.String({ default: '' }), 'PLAYLINE_TRUSTED_PROXIES', '--trusted-proxies', 'Comma-separated addresses or CIDRs of the reverse proxies in front of this instance (or loopback, linklocal, uniquelocal): a request from one of them is taken to come from the client its X-Forwarded-For names (playback ip binding, refusal limits, Error Reports, access lines) over the X-Forwarded-Proto and X-Forwarded-Host it sends; empty: the connection\'s own address'),
   // assets (media library)
   mediaDir: setting(Type.Optional(Type.String({ minLength: 1 })), 'PLAYLINE_MEDIA_DIR', '--media-dir', 'Directory of uploaded and packaged media (default: <data dir>/media); cluster mode: one directory shared by every instance, required when ffmpeg is present'),
   ffmpegPath: setting(Type.String({ minLength: 1, default: 'ffmpeg' }), 'PLAYLINE_FFMPEG_PATH', '--ffmpeg-path', 'The ffmpeg executable (a name looked up in PATH, or a path); without it the media routes answer 503 media_tools_missing'),
@@ -184,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Partial<
   if (former.trim() !== '') converted.outboundAllowlist = [converted.outboundAllowlist as string, former].filter((list) => list.trim() !== '').join(',');
   const config = converted as Config;
   packagingLadderOf(config);
+  trustedProxiesOf(config);
   return config;
 }
 
@@ -230,4 +238,24 @@ export function packagingLadderOf(config: Pick<Config, 'packagingLadder'>): numb
 export function mediaMemoryLimitBytesOf(config: Pick<Config, 'mediaMemoryLimitMb'>, cores = availableParallelism()): number {
   const mb = config.mediaMemoryLimitMb ?? 2048 + 256 * cores;
   return mb * 1024 * 1024;
+}
+
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * PLAYLINE_TRUSTED_PROXIES as the list Fastify's trustProxy takes (empty: trust none). Each entry
+ * is an address, a CIDR or a named range; anything else throws a ConfigError naming the setting,
+ * since a typo would silently trust no proxy (or, worse, the wrong one).
+ */
+export function trustedProxiesOf(config: Pick<Config, 'trustedProxies'>): string[] {
+  const entries = listSetting(config.trustedProxies);
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const validBits = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= max);
+    if (PROXY_RANGES.has(entry) || (family !== 0 && validBits && extra === undefined)) continue;
+    throw new ConfigError(`Invalid setting PLAYLINE_TRUSTED_PROXIES (--trusted-proxies): ${JSON.stringify(entry)} is not an address, a CIDR, loopback, linklocal or uniquelocal.`);
+  }
+  return entries;
 }

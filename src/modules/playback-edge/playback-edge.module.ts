@@ -35,7 +35,7 @@ import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir'> &
+  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir' | 'mediaAccelPrefix'> &
     Partial<Pick<Config, 'liveBlockingReloads' | 'liveBlockingReloadsPerNetwork' | 'connectionPrefixIpv4' | 'connectionPrefixIpv6'>>;
   clock: Clock;
   ids: IdGenerator;
@@ -229,6 +229,8 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
       sessionOutcomes.set(key, (sessionOutcomes.get(key) ?? 0) + 1);
     },
   });
+  const accelPrefix = deps.config.mediaAccelPrefix;
+  const mediaAccel = accelPrefix === undefined ? undefined : { prefix: accelPrefix, root: mediaRootOf(deps.config) };
   const work: BackgroundWork = { name: 'playback-edge', start: () => Promise.resolve(), stop: () => events.flush() };
   const refusalLimit: RefusalLimitSettings = {
     max: deps.config.playbackRefusalLimit,
@@ -243,7 +245,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
       await playbackCatalogRoutes(api, { catalog, drm });
       await contentShareRoutes(api, catalog);
     },
-    rootRoutes: (root) => playbackEdgeRoutes(root, { service, sessions, refusalLimit }),
+    rootRoutes: (root) => playbackEdgeRoutes(root, { service, sessions, refusalLimit, mediaAccel }),
     work: [work],
     workspaceData: [{ name: 'playback_catalog', deleteRows: deleteWorkspaceRows, forget: async (owner) => directory.invalidate(owner) }],
   };

@@ -3,12 +3,14 @@ import type { PlaybackEdgeService } from './playback-edge.service.js';
 import type { PlaybackSessionService } from './playback-session.service.js';
 import { playRoutes, registerPlaybackCors } from './play.routes.js';
 import { refusalLimiter, type RefusalLimitSettings } from './refusal-limit.js';
-import { sessionRoutes } from './session.routes.js';
+import { sessionRoutes, type MediaAccel } from './session.routes.js';
 
 export interface PlayRouteDeps {
   service: PlaybackEdgeService;
   sessions: PlaybackSessionService;
   refusalLimit: RefusalLimitSettings;
+  /** PLAYLINE_MEDIA_ACCEL_PREFIX and the media root: session files are answered with X-Accel-Redirect (the nginx front). */
+  mediaAccel?: MediaAccel | undefined;
 }
 
 /**
@@ -23,7 +25,7 @@ export async function playbackEdgeRoutes(root: App, edge: PlayRouteDeps): Promis
       registerPlaybackCors(play);
       const gate = await refusalLimiter(play, edge.refusalLimit);
       await playRoutes(play, edge.service, gate);
-      await sessionRoutes(play, edge.sessions, gate);
+      await sessionRoutes(play, edge.sessions, gate, edge.mediaAccel);
     },
     { prefix: '/play' },
   );

@@ -8,6 +8,7 @@ import { playlistEdgeOf, reached, reloadTargetOf, type BlockingReloads, type Hol
 import type { LiveLibrary } from './live-library.js';
 import { LIVE_PART_FILE, liveFileKind, liveVariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
+import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { SESSION_ID } from './playback-params.js';
@@ -15,6 +16,32 @@ import type { PlaybackRefusals, ViewerCall } from './playback-refusals.js';
 import type { SessionFirsts } from './session-firsts.js';
 import { fileKindOf, parseSessionPath, variantOf, type SessionPath } from './session-media.js';
 import type { SessionGrant, SessionTokens } from './session-token.js';
+
+/** Variant playlists of one packaged asset kept, at most (one per rendition and segment plan in use); more start the asset's set afresh. */
+const VARIANTS_PER_ASSET = 64;
+
+/**
+ * The variant playlists of packaged assets without ads, as rendered: a packaged asset's files
+ * never change (a repackaged or deleted one is a new PackagedAsset from the library, or none), so
+ * the text of a rendition under a segment plan is rendered once and kept with that asset object,
+ * and goes with it when the library forgets it.
+ */
+export class VariantTexts {
+  private readonly byAsset = new WeakMap<PackagedAsset, Map<string, string | PlaybackFailure>>();
+
+  of(grant: SessionGrant, content: PackagedAsset, rendition: PackagedRendition): string | PlaybackFailure {
+    let texts = this.byAsset.get(content);
+    if (!texts) this.byAsset.set(content, (texts = new Map()));
+    const key = `${rendition.name}\u0000${JSON.stringify(grant.plan)}`;
+    let text = texts.get(key);
+    if (text === undefined) {
+      if (texts.size >= VARIANTS_PER_ASSET) texts.clear();
+      text = variantOf(grant, content, rendition, []);
+      texts.set(key, text);
+    }
+    return text;
+  }
+}
 
 /** A request under a session's path: `/play/s/<token>/<path>`. */
 export interface SessionCall extends ViewerCall {
@@ -67,6 +94,8 @@ export type SessionAnswer =
       cacheControl?: string;
       /** Call once the file is being sent (200/206): emits the session's first start or ad. */
       served(): void;
+      /** Whether a GET of this file would emit the session's first start or ad (served() not called yet for one). */
+      firstPending(): boolean;
       /** Call when the file is not on disk any more (the asset was deleted meanwhile): its refusal. */
       gone(): Promise<SessionRefused>;
     }
@@ -105,6 +134,8 @@ export interface PlaybackSessionDeps {
  * token, or a file the session does not have (999), is refused with an `error` event.
  */
 export class PlaybackSessionService {
+  private readonly variants = new VariantTexts();
+
   constructor(private readonly deps: PlaybackSessionDeps) {}
 
   async serve(call: SessionCall): Promise<SessionAnswer> {
@@ -174,6 +205,7 @@ export class PlaybackSessionService {
         const now = this.deps.clock.now();
         this.emit(grant, { type: 'start', startup_ms: Math.max(0, now - grant.requestedAt) }, now);
       },
+      firstPending: () => call.method === 'GET' && fileKind === 'segment' && !this.deps.firsts.reached(grant.owner, grant.session, 'start'),
       gone: () => this.refuse(call, grant, 'content', failure(999, 404, `${path.file.slice(0, 128)} has left the live window`), ts),
     };
   }
@@ -227,7 +259,7 @@ export class PlaybackSessionService {
       if (!ad) return this.refuse(call, grant, 'variant', failure(999, 404, `ad asset ${id.slice(0, 64)} of this session is no longer in the library`), ts);
       ads.push(ad);
     }
-    const text = variantOf(grant, content, rendition, ads);
+    const text = ads.length === 0 ? this.variants.of(grant, content, rendition) : variantOf(grant, content, rendition, ads);
     if (text instanceof PlaybackFailure) return this.refuse(call, grant, 'variant', text, ts);
     if (call.method === 'GET' && this.deps.firsts.first(grant.owner, grant.session, 'manifest')) {
       this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
@@ -251,6 +283,7 @@ export class PlaybackSessionService {
         if (first === 'ad') this.emit(grant, { type: 'ad', latency_ms: grant.ads?.latencyMs ?? 0 }, now);
         else this.emit(grant, { type: 'start', startup_ms: Math.max(0, now - grant.requestedAt) }, now);
       },
+      firstPending: () => call.method === 'GET' && fileKind === 'segment' && !this.deps.firsts.reached(grant.owner, grant.session, first),
       gone: () => this.refuse(call, grant, kind, failure(999, 404, `${file.slice(0, 128)} is no longer in the library`), ts),
     };
   }

@@ -27,6 +27,11 @@ export class SessionFirsts {
     return true;
   }
 
+  /** Whether `session` of `owner` reached `mark` here already (marks nothing). */
+  reached(owner: string, session: string, mark: SessionFirst): boolean {
+    return ((this.seen.peek(`${owner}\u0000${session}`) ?? 0) & BIT[mark]) !== 0;
+  }
+
   get size(): number {
     return this.seen.size;
   }
