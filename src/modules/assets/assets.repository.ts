@@ -143,7 +143,8 @@ export class AssetRepository implements AssetStore, AssetJobStore {
           .returning(['asset_id', 'workspace_id', 'attempts'])
           .executeTakeFirst();
         if (!job) return undefined;
-        await trx.updateTable('assets').set({ state: 'processing', progress: 0, updated_at: now }).where('id', '=', assetId).execute();
+        // A new attempt starts from scratch: nothing of an earlier one (taken over from a dead instance) plays.
+        await trx.updateTable('assets').set({ state: 'processing', progress: 0, duration_ms: null, renditions: null, updated_at: now }).where('id', '=', assetId).execute();
         // The workspace goes to the back of the round: after every other one's last claim.
         const last = await trx.selectFrom('asset_claim_turns').select((eb) => eb.fn.max('turn').as('top')).executeTakeFirst();
         const turn = Number(last?.top ?? 0) + 1;
