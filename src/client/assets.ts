@@ -42,7 +42,7 @@ export class AssetApi {
 
   /**
    * Uploads a media file (a path, or any readable stream) as a new asset. The body is streamed,
-   * never held whole in memory. Resolves with the asset (`uploaded` or `processing`).
+   * never held whole in memory. Resolves with the asset (`uploaded` or `processing`; it plays from `playable` on, see `waitUntilPackaged`).
    */
   async upload(source: string | Readable, options: UploadOptions = {}): Promise<AssetView> {
     const fromPath = typeof source === 'string';

@@ -41,7 +41,9 @@ export const DELETION_CHECK_MS = 2_000;
  * from scratch, after the previous attempt's leftovers (files and a still-running ffmpeg) are
  * removed. A graceful stop gives running jobs back to the queue; a crash leaves their leases to
  * expire (or, embedded, to be released on the next start). A job interrupted `maxAttempts` times
- * is failed rather than tried forever.
+ * is failed rather than tried forever. While ffmpeg runs, the segments every rendition has are
+ * linked into the asset's directory and the asset made `playable` (files first, then the state),
+ * so it plays before it is ready; a failure or stop midway removes them with the rest.
  */
 export class PackagingRunner {
   private readonly maxAttempts: number;
