@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PlaylineClient } from '../src/client/index.js';
+import type { AssetView } from '../src/modules/assets/assets.schema.js';
 import { loadConfig, packagingLadderOf } from '../src/platform/config.js';
 import { confinedInput, probeFile, scanVideoPackets } from '../src/platform/media/ffprobe.js';
 import { parseMediaPlaylist } from '../src/platform/media/hls-media-playlist.js';
@@ -88,18 +89,17 @@ async function ffmpegAlone(source: string, workDir: string): Promise<{ firstS: n
 /** Through the app: upload, then the asset's state looked at every LOOK_MS until ready. */
 async function throughPlayline(client: PlaylineClient, source: string): Promise<{ uploadS: number; playableS: number; readyS: number; playableAtS: number }> {
   // The server looks for ffmpeg at its start: an upload before that answers 503, and is sent again.
-  let asset;
-  let started = performance.now();
-  for (let tries = 0; ; tries++) {
-    started = performance.now();
+  const send = async (tries: number): Promise<{ asset: AssetView; started: number }> => {
+    const started = performance.now();
     try {
-      asset = await client.assets.upload(source);
-      break;
+      return { asset: await client.assets.upload(source), started };
     } catch (error) {
       if (tries >= 50 || (error as { code?: string }).code !== 'media_tools_missing') throw error;
       await delay(100);
+      return send(tries + 1);
     }
-  }
+  };
+  const { asset, started } = await send(0);
   const uploaded = performance.now();
   let playable: number | undefined;
   let playableAtS = 0;

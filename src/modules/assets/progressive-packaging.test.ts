@@ -184,7 +184,7 @@ describe('progressive packaging: playable while packaged', () => {
     assert.equal(failed?.state, 'failed');
     assert.match(failed?.failureReason ?? '', /corrupt/);
     assert.equal(await storedBytes(id), 0);
-    assert.equal(existsSync(files.assetDir(WS, id)), false);
+    await eventually(() => !existsSync(files.assetDir(WS, id)), 'its files removed');
     assert.equal(await find(id), undefined, 'its sessions are refused (999) from the next request on');
   });
 
