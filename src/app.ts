@@ -20,6 +20,7 @@ import type { App } from './platform/http/types.js';
 import { AppError } from './platform/errors.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { clusterStatusRoutes } from './platform/cluster/cluster-status.routes.js';
+import { operationalEventWebhooks } from './modules/webhooks/webhooks.openapi.js';
 
 export const API_PREFIX = '/api/v4';
 export const VERSION = '0.1.0';
@@ -81,7 +82,7 @@ export async function buildApp(runtime: Runtime): Promise<App> {
 
   recordRoutes(app);
   registerAccessLog(app, runtime.log);
-  await registerOpenApi(app, VERSION);
+  await registerOpenApi(app, VERSION, { webhooks: operationalEventWebhooks() });
   registerAuth(app, runtime.authenticator, runtime.config.adminToken, () => closing);
   registerMetrics(app, runtime.metrics);
   registerHealth(app, runtime.storage, runtime.storageHealth);

@@ -8,11 +8,12 @@ import { vodStatsJournalMigrations } from './modules/vod-stats/journal/journal.m
 import { ingestGrantMigrations } from './modules/workspaces/ingest-grants.migration.js';
 import { assetMigrations } from './modules/assets/assets.migration.js';
 import { quotaMigrations } from './platform/quota/quota.migration.js';
+import { webhookMigrations } from './modules/webhooks/webhooks.migration.js';
 
 /**
  * Every migration of the database, by name: the foundation's and each module's, each in a number
  * range of its own (0001 foundation, 0200 error reporting, 0300 publishing, 0400 slicers, 0500
- * playback edge, 0600 statistics journal, 0610 ingest grants, 0700 assets, 0800 workspace quotas). The migrator runs
+ * playback edge, 0600 statistics journal, 0610 ingest grants, 0700 assets, 0800 workspace quotas, 0900 event webhooks). The migrator runs
  * them in name order and allows unordered ones, so a module may add a number below one a
  * database already ran. A name two modules both claim stops the start.
  */
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = gather([
   ingestGrantMigrations,
   assetMigrations,
   quotaMigrations,
+  webhookMigrations,
 ]);
 
 function gather(sets: readonly Record<string, Migration>[]): Record<string, Migration> {

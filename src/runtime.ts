@@ -32,6 +32,7 @@ import { migrations } from './migrations.js';
 import { DirectoryLock } from './platform/directory-lock.js';
 import { mkdir } from 'node:fs/promises';
 import { createQuotas, type Quotas } from './platform/quota/quotas.js';
+import { createWebhooks, type Webhooks } from './modules/webhooks/webhooks.module.js';
 
 /**
  * Everything the app needs, built from configuration: storage, the secret box, services.
@@ -61,6 +62,8 @@ export interface Runtime {
   workspaceDeletion: WorkspaceDeletion;
   /** Error Reporting: callback settings service, dispatcher, client. */
   errorReporting: ErrorReporting;
+  /** Operational event webhooks: subscriptions, the event sink the producers emit to, delivery with retries. */
+  webhooks: Webhooks;
   /** Managed slicers: service and the task runner that carries out their tasks. */
   managedSlicers: ManagedSlicers;
   /** Publishing targets, schedules, regions and clipping profiles. */
@@ -167,7 +170,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   };
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
   const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, ...overrides.managedSlicers });
+  // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
+  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks') });
+  const events = webhooks.events;
+  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, events, ...overrides.managedSlicers });
   const syndication = createSyndicationModule({
     db: storage.db, box, clock, ids, config,
     log: moduleLog('syndication'),
@@ -177,6 +183,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(cluster && instanceId ? { cluster: { instanceId, membership: cluster.membership } } : {}),
     ffmpeg,
     quotas,
+    events,
     ...overrides.syndication,
   });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
@@ -192,10 +199,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
   }, overrides.playbackEdge);
 
-  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas, ...overrides.assets });
+  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas, events, ...overrides.assets });
 
   // The modules in start order (shutdown runs in reverse, and so do a workspace deletion's stops):
   // - Error Reporting loads the callbacks and follows their changes; its dispatcher never waits.
+  // - Webhooks resume the attempts due (stopped after the producers, so their last events are stored).
   // - Managed slicers: the task runner resumes interrupted tasks; slicers that should run start.
   // - The asset library packages uploads (interrupted jobs again from scratch); stopping gives
   //   running jobs back to the queue.
@@ -207,6 +215,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const modules: readonly ModuleParts[] = [
     workspacesModule.parts,
     errorReporting.parts,
+    webhooks.parts,
     managedSlicers.parts,
     assets.parts,
     syndication.parts,
@@ -247,6 +256,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     errorReports,
     workspaceDeletion: workspacesModule.deletion,
     errorReporting,
+    webhooks,
     managedSlicers,
     syndication,
     vodStats,

@@ -20,6 +20,7 @@ import { apiCommand } from './api.command.js';
 import { loginCommand, logoutCommand } from './login.command.js';
 import { backupCommand, restoreCommand } from './backup.command.js';
 import { callbackCommand, deliveriesCommand } from './deliveries.command.js';
+import { webhooksCommand } from './webhooks.command.js';
 
 /** The `playline` command line: a thin adapter over the same services as the HTTP API. */
 export function buildCli(): Command {
@@ -38,7 +39,8 @@ Examples:
   playline assets upload movie.mp4 --wait           upload media to a running server, packaged to HLS
   playline usage                                    your workspace's quotas: used and limit of each
   playline slicers rotate-key <slicer id>           replace a slicer's stream key, print its new ingest URL
-  playline shares add <workspace id>                let that workspace play your content (coid=<your id>)`);
+  playline shares add <workspace id>                let that workspace play your content (coid=<your id>)
+  playline webhooks create --url <url> --events live.started,live.ended   signed events, retried`);
   program.addCommand(serveCommand());
   program.addCommand(workspacesCommand());
   program.addCommand(keysCommand());
@@ -56,6 +58,7 @@ Examples:
   program.addCommand(usageCommand());
   program.addCommand(deliveriesCommand());
   program.addCommand(callbackCommand());
+  program.addCommand(webhooksCommand());
   program.addCommand(backupCommand());
   program.addCommand(restoreCommand());
   return program;

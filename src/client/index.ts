@@ -6,6 +6,7 @@ import { SyndicationApi } from './syndication.js';
 import { VodStatsApi } from './vod-stats.js';
 import { PlaybackApi } from './playback-edge.js';
 import { AssetApi } from './assets.js';
+import { WebhooksApi } from './webhooks.js';
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -22,6 +23,7 @@ export class PlaylineClient {
   readonly vodStats: VodStatsApi;
   readonly playback: PlaybackApi;
   readonly assets: AssetApi;
+  readonly webhooks: WebhooksApi;
 
   constructor(options: ClientOptions) {
     this.core = new ClientCore(options);
@@ -32,5 +34,6 @@ export class PlaylineClient {
     this.vodStats = new VodStatsApi(this.core);
     this.playback = new PlaybackApi(this.core);
     this.assets = new AssetApi(this.core);
+    this.webhooks = new WebhooksApi(this.core);
   }
 }

@@ -31,6 +31,11 @@ export interface Column<T> {
   sortValue?(row: T): number | string;
   /** Long text (failures, errors, ingest URLs): wraps inside the cell instead of widening the table. */
   wrap?: boolean;
+  /**
+   * Draws the cell's content itself (a thumbnail, a progress bar) on every update, instead of
+   * `text` (which still sorts and filters); it must write only what changed.
+   */
+  render?(row: T, cell: HTMLTableCellElement): void;
   /** Shown only while some row has text in it (fields the API gives for some rows only). */
   optional?: boolean;
 }
@@ -214,7 +219,8 @@ export class KeyedTable<T> {
       const cell = cells[i] as HTMLTableCellElement;
       if (column.actions) fillButtons(cell, column.actions, row);
       const target = (cell.firstElementChild as HTMLElement | null) ?? cell;
-      if (!column.actions) setText(target, column.text(row));
+      if (column.render) column.render(row, cell);
+      else if (!column.actions) setText(target, column.text(row));
       if (column.href && target instanceof HTMLAnchorElement) {
         const href = column.href(row);
         if (target.getAttribute('href') !== href) target.setAttribute('href', href);

@@ -8,6 +8,7 @@ import { clearCredentials, loadCredentials, saveCredentials } from './session.js
 import { assetView } from './views/asset.js';
 import { errorReportingView } from './views/error-reporting.js';
 import { keysView } from './views/keys.js';
+import { libraryView } from './views/library.js';
 import { sharesView } from './views/shares.js';
 import { usageView } from './views/usage.js';
 import { overviewView } from './views/overview.js';
@@ -21,6 +22,7 @@ const LIVE_INTERVAL_MS = 1000;
 
 const routes = [
   { hash: '#overview', label: 'Overview' },
+  { hash: '#library', label: 'Library' },
   { hash: '#error-reporting', label: 'Error Reporting' },
   { hash: '#publishing', label: 'Publishing' },
   { hash: '#slicers', label: 'Slicers' },
@@ -36,6 +38,7 @@ function signedIn(root: HTMLElement, api: DashboardApi, workspace: Workspace, si
   const views: Record<string, View> = {
     '#overview': overviewView(ctx),
     '#asset': assetView(ctx),
+    '#library': libraryView(ctx),
     '#error-reporting': errorReportingView(ctx),
     '#publishing': publishingView(ctx),
     '#slicers': slicersView(ctx),

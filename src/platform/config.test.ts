@@ -144,3 +144,22 @@ test('workspace quotas: defaults keep one workspace\'s slicers below the deploym
     assert.throws(() => loadConfig({ [env]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(`Invalid setting ${env} (`) && err.message.includes(value), env);
   }
 });
+
+test('webhook settings: defaults, values read, out-of-range values refused naming the setting', () => {
+  const defaults = loadConfig({});
+  assert.deepEqual(
+    [defaults.webhookMaxSubscriptions, defaults.webhookMaxPending, defaults.webhookTimeoutMs, defaults.webhookConcurrency, defaults.webhookPollMs],
+    [20, 1000, 15000, 8, 5000],
+  );
+  const set = loadConfig({ PLAYLINE_WEBHOOK_MAX_SUBSCRIPTIONS: '3', PLAYLINE_WEBHOOK_MAX_PENDING: '50', PLAYLINE_WEBHOOK_TIMEOUT_MS: '2000', PLAYLINE_WEBHOOK_CONCURRENCY: '2', PLAYLINE_WEBHOOK_POLL_MS: '1000' });
+  assert.deepEqual([set.webhookMaxSubscriptions, set.webhookMaxPending, set.webhookTimeoutMs, set.webhookConcurrency, set.webhookPollMs], [3, 50, 2000, 2, 1000]);
+  for (const [env, value] of [
+    ['PLAYLINE_WEBHOOK_MAX_SUBSCRIPTIONS', '0'],
+    ['PLAYLINE_WEBHOOK_MAX_PENDING', '0'],
+    ['PLAYLINE_WEBHOOK_TIMEOUT_MS', '60001'],
+    ['PLAYLINE_WEBHOOK_CONCURRENCY', '257'],
+    ['PLAYLINE_WEBHOOK_POLL_MS', '10'],
+  ] as const) {
+    assert.throws(() => loadConfig({ [env]: value }), (err: unknown) => err instanceof ConfigError && err.message.includes(env), env);
+  }
+});

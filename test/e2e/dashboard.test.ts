@@ -457,6 +457,7 @@ describe('dashboard in Chromium', { skip }, () => {
   test('every view at 390 px (no page scroll sideways: tables scroll in their card) and at 1280 px (long messages wrap)', async () => {
     const views = [
       { hash: '#overview', ready: '#top-assets tbody tr' },
+      { hash: '#library', ready: '#view-library .empty:has-text("No assets yet")' },
       { hash: '#asset/asset-alpha', ready: '#asset-history [data-chart="sessions"] canvas' },
       { hash: '#error-reporting', ready: '#callback-current:not(:empty)' },
       { hash: '#publishing', ready: '#targets tbody tr' },

@@ -159,6 +159,22 @@ describe('route security, for every route of the app', () => {
       'GET /api/v4/error-reporting/attempts/:attempt_id': { params: deliveryAttempt },
       'POST /api/v4/error-reporting/attempts/:attempt_id/resend': { params: deliveryAttempt },
     };
+    // B's webhook subscription, and an attempt in B's event log (B's endpoint gets one of B's events).
+    const subscription = async () => (await b.webhooks.createSubscription({ url: receiver.url, event_types: ['asset.ready'] })).id;
+    const webhookAttempt = async () => {
+      const id = await subscription();
+      await t.runtime.webhooks.events.publish(t.other.workspace.id, 'asset.ready', { asset_id: unique('b-asset') });
+      await eventually(async () => (await b.webhooks.listAttempts({ subscription_id: id })).total_items > 0, 'B\'s webhook attempt logged');
+      return { attempt_id: (await b.webhooks.listAttempts({ subscription_id: id })).items[0]?.id ?? '' };
+    };
+    const webhookCases = {
+      'GET /api/v4/webhooks/subscriptions/:subscription_id': { params: async () => ({ subscription_id: await subscription() }) },
+      'PATCH /api/v4/webhooks/subscriptions/:subscription_id': { params: async () => ({ subscription_id: await subscription() }), body: { url: receiver.url.replace('/hook', '/taken') } },
+      'DELETE /api/v4/webhooks/subscriptions/:subscription_id': { params: async () => ({ subscription_id: await subscription() }) },
+      'POST /api/v4/webhooks/subscriptions/:subscription_id/rotate-secret': { params: async () => ({ subscription_id: await subscription() }) },
+      'GET /api/v4/webhooks/attempts/:attempt_id': { params: webhookAttempt },
+      'POST /api/v4/webhooks/attempts/:attempt_id/resend': { params: webhookAttempt },
+    };
     const assetCases = {
       'GET /api/v4/assets/:id': { params: async () => ({ id: await asset() }), ...assetStatus },
       'PATCH /api/v4/assets/:id': { params: async () => ({ id: await asset() }), body: { title: 'taken over' }, ...assetStatus },
@@ -177,6 +193,7 @@ describe('route security, for every route of the app', () => {
       ...shareCases,
       ...assetCases,
       ...errorReportingCases,
+      ...webhookCases,
     };
   };
 

@@ -11,7 +11,7 @@ import { mediaRootOf } from '../../src/platform/media/media-root.js';
 const OWNED_TABLES = [
   'api_keys', 'syndication_targets', 'syndication_schedules', 'syndication_clipping_profiles', 'managed_slicers', 'managed_slicer_tasks',
   'playback_app_keys', 'playback_ad_configs', 'playback_drm_policies', 'playback_private_assets', 'error_reporting_settings',
-  'assets', 'ingest_grants', 'playback_shares',
+  'assets', 'ingest_grants', 'playback_shares', 'webhook_subscriptions', 'webhook_deliveries',
 ] as const;
 
 const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> => {
@@ -39,6 +39,8 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
         const answer = (typeof r.body === 'string' ? JSON.parse(r.body) : r.body) as { id?: string; '@id'?: string };
         return { id: answer.id ?? String(answer['@id']).split('/').pop() ?? '' };
       };
+      // An endpoint that refuses connections: the schedule's publishing.active waits for its retry.
+      await send('POST', '/api/v4/webhooks/subscriptions', { url: 'http://127.0.0.1:9/hook', event_types: ['publishing.active'] });
       const target = await send('POST', '/api/v4/syndication-target', { platform: 'Twitch', target_protocol: 'rtmp', target_stream: 'live_123', description: 'd' });
       const schedule = await send('POST', '/api/v4/syndication-schedule', { syndication_target_id: target.id, content_id: 'c1', content_type: 'e', region: 'us-east-1' });
       await send('PATCH', `/api/v4/syndication-schedule-action/${schedule.id}`, { mode: 'start' });
@@ -84,7 +86,7 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
       assert.equal(otherStatsBefore.status, 200);
       const populated = Object.entries(await rowsOf(t.runtime.storage.db, owner)).filter(([, n]) => n > 0).map(([table]) => table);
       const media = t.runtime.assets.tools()?.available ? ['assets'] : [];
-      for (const table of ['api_keys', 'syndication_targets', 'syndication_schedules', 'managed_slicers', 'managed_slicer_tasks', 'playback_app_keys', 'playback_ad_configs', 'error_reporting_settings', 'ingest_grants', 'playback_shares', ...media]) {
+      for (const table of ['api_keys', 'syndication_targets', 'syndication_schedules', 'managed_slicers', 'managed_slicer_tasks', 'playback_app_keys', 'playback_ad_configs', 'error_reporting_settings', 'ingest_grants', 'playback_shares', 'webhook_subscriptions', ...media]) {
         assert.ok(populated.includes(table), `${table} holds rows of the workspace first`);
       }
       assert.ok((await t.runtime.vodStats.store.ownerIds()).includes(owner));
@@ -95,7 +97,7 @@ const rowsOf = async (db: Db, owner: string): Promise<Record<string, number>> =>
       const body = response.json<{ id: string; message: string; deleted: Record<string, number> }>();
       assert.equal(body.message, 'Deleted');
       assert.equal(body.id, owner);
-      assert.deepEqual(Object.keys(body.deleted).sort(), ['assets', 'error_reporting', 'ingest_grants', 'managed_slicers', 'playback_catalog', 'publishing', 'workspace']);
+      assert.deepEqual(Object.keys(body.deleted).sort(), ['assets', 'error_reporting', 'ingest_grants', 'managed_slicers', 'playback_catalog', 'publishing', 'webhooks', 'workspace']);
       assert.equal(existsSync(join(mediaRootOf(t.runtime.config), 'assets', owner)), false, 'no media of the workspace is left');
 
       assert.deepEqual(Object.values(await rowsOf(t.runtime.storage.db, owner)).filter((n) => n > 0), [], 'no row of the workspace is left');

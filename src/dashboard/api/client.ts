@@ -1,6 +1,6 @@
 import type { V4Signer } from './sign.js';
 import type {
-  ApiKey, WorkspaceUsage, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
+  ApiKey, Asset, AssetCollection, WorkspaceUsage, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
   NewSchedule, NewSlicer, NewTarget, Region, Schedule, SchedulePatch, Slicer, SlicerCollection, SlicerTaskCollection, Target, TargetPatch,
   VodStats, VodStatsCollection, VodStatsSummary, Workspace,
 } from './types.js';
@@ -54,12 +54,12 @@ export class DashboardApi {
     return this.signer.keyStartsWith(prefix);
   }
 
-  async request<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}, retried = false): Promise<T> {
-    const { msg, sig } = await this.signer.sign(Math.floor((Date.now() + this.skewMs) / 1000));
-    const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.append(key, String(value));
-    params.append('msg', msg);
-    params.append('sig', sig);
+  async request<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
+    return (await this.exchange<T>(method, path, options)).value;
+  }
+
+  /** A signed call and the response's headers (the asset list's next page is in `Link`). */
+  private async exchange<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}, retried = false): Promise<{ value: T; headers: Headers }> {
     const init: RequestInit = { method, headers: { accept: 'application/json' }, cache: 'no-store', credentials: 'omit', redirect: 'error' };
     if (options.body !== undefined) {
       init.body = JSON.stringify(options.body);
@@ -67,32 +67,76 @@ export class DashboardApi {
     }
     let response: Response;
     try {
-      response = await fetch(`/api/v4${path}?${params.toString()}`, init);
+      response = await fetch(await this.signedPath(path, options.query), init);
     } catch (err) {
       throw new ApiProblem(0, 'network_error', `Cannot reach the Playline server (${(err as Error).message}). Is it still running?`, undefined, undefined);
     }
     const text = await response.text();
-    if (response.ok) return (text.length > 0 ? JSON.parse(text) : undefined) as T;
+    if (response.ok) return { value: (text.length > 0 ? JSON.parse(text) : undefined) as T, headers: response.headers };
     const problem = toProblem(response.status, text, response.headers.get('x-request-id') ?? undefined);
-    const serverDate = Date.parse(response.headers.get('date') ?? '');
-    if (problem.code === 'timestamp_out_of_range' && !retried && Number.isFinite(serverDate)) {
-      this.skewMs = serverDate - Date.now();
-      return this.request<T>(method, path, options, true);
-    }
+    if (!retried && this.correctSkew(problem, response.headers.get('date'))) return this.exchange<T>(method, path, options, true);
+    throw problem;
+  }
+
+  /** A refusal for the browser's clock: corrects it once from the server's `Date` (true: try again). */
+  private correctSkew(problem: ApiProblem, dateHeader: string | null): boolean {
+    const serverDate = Date.parse(dateHeader ?? '');
+    if (problem.code !== 'timestamp_out_of_range' || !Number.isFinite(serverDate)) return false;
+    this.skewMs = serverDate - Date.now();
+    return true;
+  }
+
+  /**
+   * `/api/v4<path>?<query>&msg&sig`, signed now: for requests the page cannot make with `fetch`
+   * (an `<img>` of a poster, an upload with progress). Valid within the server's timestamp tolerance.
+   */
+  async signedPath(path: string, query: Query = {}): Promise<string> {
+    const { msg, sig } = await this.signer.sign(Math.floor((Date.now() + this.skewMs) / 1000));
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) params.append(key, String(value));
+    params.append('msg', msg);
+    params.append('sig', sig);
+    return `/api/v4${path}?${params.toString()}`;
+  }
+
+  /**
+   * Uploads a media file as a new asset (`POST /api/v4/assets`, the body streamed) with XMLHttpRequest,
+   * whose upload events give the progress (`fetch` has none). `signal` aborts it.
+   */
+  async uploadAsset(file: Blob, options: { title?: string; onProgress?: (sent: number, total: number) => void; signal?: AbortSignal } = {}, retried = false): Promise<Asset> {
+    const url = await this.signedPath('/assets', { title: options.title });
+    const type = /^(video|audio)\/[A-Za-z0-9!#$&^_.+-]+$/.test(file.type) ? file.type : 'application/octet-stream';
+    const answer = await new Promise<{ status: number; text: string; requestId: string | undefined; date: string | null }>((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', url);
+      xhr.setRequestHeader('content-type', type);
+      xhr.setRequestHeader('accept', 'application/json');
+      xhr.upload.addEventListener('progress', (event) => options.onProgress?.(event.loaded, event.lengthComputable ? event.total : file.size));
+      xhr.addEventListener('load', () => resolve({ status: xhr.status, text: xhr.responseText, requestId: xhr.getResponseHeader('x-request-id') ?? undefined, date: xhr.getResponseHeader('date') }));
+      xhr.addEventListener('error', () => reject(new ApiProblem(0, 'network_error', 'The upload was cut off (the server closed the connection, or cannot be reached).', undefined, undefined)));
+      xhr.addEventListener('abort', () => reject(new ApiProblem(0, 'aborted', 'Upload cancelled.', undefined, undefined)));
+      options.signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.send(file);
+    });
+    if (answer.status >= 200 && answer.status < 300) return JSON.parse(answer.text) as Asset;
+    const problem = toProblem(answer.status, answer.text, answer.requestId);
+    if (!retried && this.correctSkew(problem, answer.date)) return this.uploadAsset(file, options, true);
     throw problem;
   }
 
   /**
-   * A signed playback URL of one of this workspace's assets (`/play/<id>.m3u8?tc=1&exp&rn&ct&cid&oid[&ad]&sig`),
-   * valid for `ttlS`, signed in the page with the signed-in key: no API call, no new privilege.
+   * A signed playback URL of one of this workspace's assets (`/play/<id>.m3u8?tc=1&exp&rn&ct=a&cid&oid[&ad]&sig`)
+   * or of a slicer's live event (`/play/event/<slicer id>.m3u8?...&ct=e...`), valid for `ttlS`, signed in
+   * the page with the signed-in key: no API call, no new privilege.
    */
-  async playbackUrl(assetId: string, options: { ttlS?: number; adConfig?: string } = {}): Promise<string> {
+  async playbackUrl(contentId: string, options: { ttlS?: number; adConfig?: string; kind?: 'asset' | 'event' } = {}): Promise<string> {
+    const event = options.kind === 'event';
     const nonce = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
     const exp = Math.floor((Date.now() + this.skewMs) / 1000) + (options.ttlS ?? 3600);
-    const pairs: Array<[string, string]> = [['tc', '1'], ['exp', String(exp)], ['rn', nonce], ['ct', 'a'], ['cid', assetId], ['oid', this.signer.owner]];
+    const pairs: Array<[string, string]> = [['tc', '1'], ['exp', String(exp)], ['rn', nonce], ['ct', event ? 'e' : 'a'], ['cid', contentId], ['oid', this.signer.owner]];
     if (options.adConfig) pairs.push(['ad', options.adConfig]);
     const query = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
-    return `/play/${encodeURIComponent(assetId)}.m3u8?${query}&sig=${await this.signer.signPlayback(query)}`;
+    return `/play/${event ? 'event/' : ''}${encodeURIComponent(contentId)}.m3u8?${query}&sig=${await this.signer.signPlayback(query)}`;
   }
 
   workspace = () => this.request<Workspace>('GET', '/workspace');
@@ -132,6 +176,15 @@ export class DashboardApi {
   schedules = () => this.request<Collection<Schedule>>('GET', '/syndication-schedule');
   scheduleAction = (scheduleId: string, mode: 'start' | 'stop') =>
     this.request<Schedule>('PATCH', `/syndication-schedule-action/${encodeURIComponent(scheduleId)}`, { body: { mode } });
+
+  /** One page of the asset library, newest first, and the cursor of the next page (from the `Link` header). */
+  async assets(limit: number, cursor?: string): Promise<{ page: AssetCollection; next: string | undefined }> {
+    const { value, headers } = await this.exchange<AssetCollection>('GET', '/assets', { query: { limit, cursor } });
+    const link = /<[^>]*[?&]cursor=([^&>]+)[^>]*>;\s*rel="next"/.exec(headers.get('link') ?? '');
+    return { page: value, next: link?.[1] === undefined ? undefined : decodeURIComponent(link[1]) };
+  }
+  getAsset = (assetId: string) => this.request<Asset>('GET', `/assets/${encodeURIComponent(assetId)}`);
+  deleteAsset = (assetId: string) => this.request<unknown>('DELETE', `/assets/${encodeURIComponent(assetId)}`);
 
   slicers = () => this.request<SlicerCollection>('GET', '/managed-slicer/slicers', { query: { limit: 100 } });
   createSlicer = (body: NewSlicer) => this.request<Slicer>('POST', '/managed-slicer/slicers', { body });

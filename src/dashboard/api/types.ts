@@ -16,6 +16,7 @@ import type {
 import type {
   ScheduleCreateBody, SchedulePatchBody, SyndicationSchedule, SyndicationTarget, TargetCreateBody, TargetPatchBody,
 } from '../../modules/syndication/syndication.schema.js';
+import type { AssetCollectionView, AssetView } from '../../modules/assets/assets.schema.js';
 import type {
   ManagedSlicerCollectionView, ManagedSlicerTaskCollectionView, ManagedSlicerTaskView, ManagedSlicerView, SlicerCreateBody,
 } from '../../modules/managed-slicers/managed-slicers.schema.js';
@@ -39,6 +40,8 @@ export type SlicerTask = ManagedSlicerTaskView;
 export type SlicerTaskCollection = ManagedSlicerTaskCollectionView;
 export type Slicer = ManagedSlicerView;
 export type SlicerCollection = ManagedSlicerCollectionView;
+export type Asset = AssetView;
+export type AssetCollection = AssetCollectionView;
 export type History = VodStatsHistoryBody;
 export type HistoryPoint = HistoryPointBody;
 export type { HistoryRange };

@@ -16,22 +16,53 @@ const refusalOf = (data: ErrorData): string | undefined => {
   return `the edge answered ${xhr.status}${code ? `, playback error ${code}` : ''}: ${detail}`;
 };
 
+/** Tries of a live event that has no window yet (2 s apart). */
+const LIVE_TRIES = 15;
+
+export interface PlayerOptions {
+  /** What it plays: an asset (`/play/<id>.m3u8`, default) or a slicer's live event (`/play/event/<id>.m3u8`). */
+  kind?: 'asset' | 'event';
+  /**
+   * Prefix of its elements' ids (`<prefix>-video`, `-play`, `-status`, `-ad`), for a second player
+   * on the page; without it the asset view's ids (`asset-video`, `player-play`, ...).
+   */
+  idPrefix?: string;
+}
+
 /**
- * Plays an asset of the signed-in workspace with hls.js (CMCD on), through a playback URL the
- * page signs with the signed-in key: a real playback, so the asset's statistics count it.
+ * Plays an asset of the signed-in workspace, or a slicer's live event, with hls.js (CMCD on),
+ * through a playback URL the page signs with the signed-in key: a real playback, so the
+ * statistics count it.
  */
 export class AssetPlayer {
   readonly element: HTMLElement;
-  private readonly video = h('video', { id: 'asset-video', controls: true, muted: true, playsinline: true, preload: 'none' });
-  private readonly status = h('p', { class: 'muted', id: 'player-status' }, 'Press Play: the page signs a playback URL for one hour and plays it here.');
-  private readonly adInput = h('input', { type: 'text', id: 'player-ad', placeholder: 'ad configuration (optional)', autocomplete: 'off' });
-  private readonly playButton = h('button', { type: 'button', class: 'primary', id: 'player-play' }, 'Play');
+  private readonly kind: 'asset' | 'event';
+  private readonly video: HTMLVideoElement;
+  private readonly status: HTMLElement;
+  private readonly adInput: HTMLInputElement;
+  private readonly playButton: HTMLButtonElement;
   private hls: Hls | undefined;
   private assetId: string | undefined;
+  /** Bumped by every stop: a play started before it gives up. */
+  private generation = 0;
+  /** A live event's next try while its slicer has written no window yet. */
+  private retry: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly api: DashboardApi) {
+  constructor(private readonly api: DashboardApi, options: PlayerOptions = {}) {
+    this.kind = options.kind ?? 'asset';
+    const id = (name: string, fallback: string) => (options.idPrefix ? `${options.idPrefix}-${name}` : fallback);
+    this.video = h('video', { id: id('video', 'asset-video'), controls: true, muted: true, playsinline: true, preload: 'none' });
+    this.status = h('p', { class: 'muted', id: id('status', 'player-status') }, 'Press Play: the page signs a playback URL for one hour and plays it here.');
+    this.adInput = h('input', { type: 'text', id: id('ad', 'player-ad'), placeholder: 'ad configuration (optional)', autocomplete: 'off' });
+    this.playButton = h('button', { type: 'button', class: 'primary', id: id('play', 'player-play') }, 'Play');
     this.playButton.addEventListener('click', () => void this.play());
-    this.element = h('div', { class: 'player' }, this.video, h('div', { class: 'row' }, this.playButton, this.adInput), this.status);
+    // A live event has no ad configuration here.
+    this.element = h('div', { class: 'player' }, this.video, h('div', { class: 'row' }, this.playButton, this.kind === 'asset' ? this.adInput : null), this.status);
+  }
+
+  /** What it shows now (an asset id, a slicer id), if anything. */
+  get current(): string | undefined {
+    return this.assetId;
   }
 
   /** Shows the player for an asset (stopping what played before). */
@@ -41,18 +72,27 @@ export class AssetPlayer {
   }
 
   stop(): void {
+    this.generation += 1;
+    clearTimeout(this.retry);
+    this.retry = undefined;
     this.hls?.destroy();
     this.hls = undefined;
     this.video.removeAttribute('src');
     this.video.load();
   }
 
-  private async play(): Promise<void> {
+  /**
+   * Signs a playback URL for what was loaded and plays it. A live event whose slicer is live
+   * but has written no window yet (the edge's 404) is tried again every 2 s, up to `LIVE_TRIES` times.
+   */
+  async play(tries = 1): Promise<void> {
     const assetId = this.assetId;
     if (!assetId) return;
     this.stop();
-    const adConfig = this.adInput.value.trim();
-    const url = await this.api.playbackUrl(assetId, adConfig ? { adConfig } : {});
+    const generation = this.generation;
+    const adConfig = this.kind === 'asset' ? this.adInput.value.trim() : '';
+    const url = await this.api.playbackUrl(assetId, { kind: this.kind, ...(adConfig ? { adConfig } : {}) });
+    if (generation !== this.generation) return;
     this.video.dataset.playbackUrl = url;
     if (!Hls.isSupported()) {
       // Safari plays HLS itself (no CMCD then).
@@ -63,11 +103,18 @@ export class AssetPlayer {
     const hls = new Hls({ cmcd: { contentId: assetId }, enableWorker: false });
     this.hls = hls;
     hls.on(Hls.Events.MANIFEST_PARSED, (_event, data) => {
-      setText(this.status, `Playing: ${data.levels.map((l) => `${l.height}p`).join(', ')}${adConfig ? `, with the ads of ${adConfig}` : ''}.`);
+      setText(this.status, `Playing${this.kind === 'event' ? ' live' : ''}: ${data.levels.map((l) => `${l.height}p`).join(', ')}${adConfig ? `, with the ads of ${adConfig}` : ''}.`);
       void this.video.play().catch(() => undefined);
     });
     hls.on(Hls.Events.ERROR, (_event, data) => {
       if (!data.fatal) return;
+      const status = (data.networkDetails as XMLHttpRequest | undefined)?.status;
+      if (this.kind === 'event' && status === 404 && tries < LIVE_TRIES && generation === this.generation) {
+        hls.destroy();
+        setText(this.status, `Waiting for the slicer's first segments (${refusalOf(data) ?? data.details}); trying again…`);
+        this.retry = setTimeout(() => void this.play(tries + 1), 2000);
+        return;
+      }
       setText(this.status, `Playback stopped: ${refusalOf(data) ?? data.details}`);
       this.status.classList.add('problem');
       hls.destroy();

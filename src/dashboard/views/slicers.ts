@@ -5,6 +5,7 @@ import { isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
 import { FilterBox, ProblemLine, RowActions, scroller, section, showFieldErrors } from './parts.js';
+import { AssetPlayer } from './player.js';
 import type { View, ViewContext } from './view.js';
 
 // Labels for every value the API accepts (the Record types make the compiler check none is missing).
@@ -16,6 +17,14 @@ const ago = (unixMs: number | null | undefined): string => {
   if (unixMs === null || unixMs === undefined) return '—';
   const s = Math.max(0, Math.round((Date.now() - unixMs) / 1000));
   return `${s} s ago`;
+};
+
+/** The live state and input health of a slicer, in one line. */
+const liveLine = (s: Slicer): string => {
+  const live = s.live;
+  if (!live) return `${s.state}: no live status yet`;
+  const input = live.input_bitrate_kbps ? `input ${live.input_bitrate_kbps} kbit/s, last frame ${ago(live.last_frame_at)}` : 'no input';
+  return `${live.state} · ${input}${live.failure_reason ? ` · ${live.failure_reason}` : ''}`;
 };
 
 const options = (labels: Record<string, string>) => Object.entries(labels).map(([value, label]) => h('option', { value }, label));
@@ -52,6 +61,43 @@ export function slicersView(ctx: ViewContext): View {
       rotatedBox.hidden = false;
     }, `Could not rotate the stream key of ${slicer.name}: `, true);
 
+  // The live preview: one slicer's live output played in the page (a playback URL it signs), with its input health.
+  const preview = new AssetPlayer(ctx.api, { kind: 'event', idPrefix: 'slicer-preview' });
+  const previewName = h('h3', { id: 'slicer-preview-name' });
+  const previewLive = h('p', { id: 'slicer-preview-live', role: 'status' });
+  const previewClose = h('button', { type: 'button', id: 'slicer-preview-close' }, 'Close preview');
+  const previewSection = section('Live preview', h('div', { class: 'row player-head' }, previewName, previewClose), previewLive, preview.element);
+  previewSection.id = 'slicer-preview';
+  previewSection.hidden = true;
+  const closePreview = (): void => {
+    preview.stop();
+    preview.load(undefined);
+    previewSection.hidden = true;
+  };
+  previewClose.addEventListener('click', () => {
+    closePreview();
+    table.update(slicers);
+  });
+  const showPreviewOf = (s: Slicer): void => {
+    setText(previewName, s.name);
+    setText(previewLive, liveLine(s));
+    previewLive.className = `badge live-${s.live?.state ?? 'unknown'}`;
+  };
+  const togglePreview = (s: Slicer): void => {
+    if (preview.current === s.id) {
+      closePreview();
+    } else {
+      preview.load(s.id);
+      showPreviewOf(s);
+      previewSection.hidden = false;
+      previewSection.scrollIntoView({ block: 'nearest' });
+      void preview.play();
+    }
+    table.update(slicers);
+  };
+  /** A preview needs media: the slicer live (or, with a preview open, whatever it is now). */
+  const canPreview = (s: Slicer): boolean => preview.current === s.id || (s.live?.state === 'live' && !busy(s));
+
   const table = new KeyedTable<Slicer>(
     [
       { header: 'Name', text: (s) => s.name },
@@ -78,6 +124,12 @@ export function slicersView(ctx: ViewContext): View {
         text: () => '',
         // Stacked in one column: the rows are tall anyway (the keyed ingest URL wraps), and the table stays within 1280 px.
         actions: [
+          {
+            label: (s) => (preview.current === s.id ? 'Stop preview' : 'Preview'),
+            title: 'Play the live output here (a playback URL signed in the page)',
+            run: (s) => togglePreview(s),
+            disabled: (s) => !canPreview(s),
+          },
           { label: (s) => (actions.isPending(s.id) ? '…' : 'Restart'), run: (s) => void act(s, 'restart'), disabled: busy },
           {
             label: (s) => (rotations.isPending(s.id) ? '…' : rotations.isConfirming(s.id) ? 'Confirm rotate' : 'Rotate stream key'),
@@ -176,6 +228,7 @@ export function slicersView(ctx: ViewContext): View {
     'div',
     { class: 'view', id: 'view-slicers' },
     section('Create a slicer', form, createProblem.element),
+    previewSection,
     section('Slicers', slicerSummary, problem.element, actionProblem.element, rotatedBox, noSlicers, h('div', { class: 'table-tools' }, filter.element), scroller(table.element)),
     section('Slicer tasks', summary, empty, scroller(tasks.element)),
   );
@@ -197,6 +250,10 @@ export function slicersView(ctx: ViewContext): View {
     if (slicerList.status === 'fulfilled') {
       slicers = slicerList.value.items;
       for (const s of slicers) names.set(s.id, s.name);
+      // The previewed slicer's live state and input follow the poll; a deleted one ends its preview.
+      const previewed = slicers.find((s) => s.id === preview.current);
+      if (previewed && previewed.state !== 'deleted' && previewed.state !== 'deleting') showPreviewOf(previewed);
+      else if (preview.current !== undefined) closePreview();
       table.update(slicers);
       const live = slicers.filter((s) => s.live?.state === 'live').length;
       setText(slicerSummary, `${slicerList.value.total_items} slicer${slicerList.value.total_items === 1 ? '' : 's'}, ${live} live.`);
@@ -217,6 +274,7 @@ export function slicersView(ctx: ViewContext): View {
     show: () => poller.start(),
     hide: () => {
       poller.stop();
+      closePreview();
       actions.clearConfirming();
       rotations.clearConfirming();
       // The keyed URL is not left on screen for whoever opens the view next.

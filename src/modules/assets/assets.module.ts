@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { OperationalEventSink } from '../../platform/operational-events.js';
 import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import { ConfigError, packagingLadderOf, type Config, type DeploymentMode } from '../../platform/config.js';
@@ -33,6 +34,8 @@ export interface AssetsDeps {
   packager?: AssetPackager;
   /** The workspaces' quotas: the library's bytes count in the storage quota, its assets in the asset quota. */
   quotas: Quotas;
+  /** Operational events (asset.ready, asset.failed) for webhooks. */
+  events?: OperationalEventSink;
 }
 
 export interface Assets {
@@ -82,6 +85,7 @@ export function createAssets(deps: AssetsDeps): Assets {
     concurrency: config.packagingConcurrency,
     leaseMs: config.packagingLeaseMs,
     onFailed: () => metrics.failed(),
+    ...(deps.events ? { events: deps.events } : {}),
   });
   const { quotas } = deps;
   quotas.storage.addSource({ name: 'assets', bytes: assetStoredBytes });

@@ -13,6 +13,9 @@ import type { AssetPackager, PackagingJob, PackagingOutcome } from './asset-pack
 import type { LeaseFence, PackagedResult } from './asset-store.js';
 import { AssetRepository } from './assets.repository.js';
 import { DELETION_CHECK_MS, PackagingRunner } from './packaging-runner.js';
+import type { OperationalEventData, OperationalEventSink } from '../../platform/operational-events.js';
+import { Value } from '@sinclair/typebox/value';
+import { operationalEventData } from '../webhooks/webhooks.schema.js';
 
 const LEASE = 30_000;
 const WS = 'c'.repeat(32);
@@ -84,11 +87,12 @@ describe('packaging runner', () => {
   });
   after(() => s.cleanup());
 
-  const runner = (packager: AssetPackager, options: { owner?: string; exclusive?: boolean; maxAttempts?: number; failed?: () => void } = {}) => {
+  const runner = (packager: AssetPackager, options: { owner?: string; exclusive?: boolean; maxAttempts?: number; failed?: () => void; events?: OperationalEventSink } = {}) => {
     const r = new PackagingRunner({
       store: repo, packager, files, clock, log: silent, ownerId: options.owner ?? 'here', exclusive: options.exclusive ?? true,
       concurrency: 1, leaseMs: LEASE, pollMs: null, ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
       ...(options.failed ? { onFailed: options.failed } : {}),
+      ...(options.events ? { events: options.events } : {}),
     });
     runners.push(r);
     return r;
@@ -137,6 +141,32 @@ describe('packaging runner', () => {
     assert.equal(existsSync(assetWorkDir(files.root, WS, first)), false);
     await eventually(() => packager.calls.length === 2, 'then the second');
     assert.equal(packager.calls[1]?.job.assetId, second);
+  });
+
+  test('asset.ready and asset.failed are emitted once each, as the asset becomes ready or failed', async () => {
+    const packager = new ManualPackager();
+    const emitted: Array<[string, string, OperationalEventData]> = [];
+    const ready = await upload();
+    const failed = await upload();
+    const r = runner(packager, { events: { emit: (owner, type, data) => void emitted.push([owner, type, data]) } });
+    await r.start();
+    await eventually(() => packager.calls.length === 1, 'the first running');
+    const call = packager.calls[0];
+    assert.ok(call);
+    assert.equal(emitted.length, 0, 'nothing while it runs');
+    await mkdir(join(call.job.workDir, '180p'));
+    await writeManifest(call.job.workDir, manifest);
+    call.settle({ kind: 'packaged' });
+    await eventually(() => packager.calls.length === 2, 'the second running');
+    packager.calls[1]?.settle({ kind: 'failed', reason: 'The file has no video stream' });
+    await eventually(() => emitted.length === 2, 'both emitted');
+    assert.deepEqual(emitted, [
+      [WS, 'asset.ready', { asset_id: ready, duration_ms: 8000, renditions: ['180p'] }],
+      [WS, 'asset.failed', { asset_id: failed, reason: 'The file has no video stream' }],
+    ]);
+    assert.equal(await state(ready), 'ready');
+    // The data as the OpenAPI document describes it.
+    for (const [owner, type, data] of emitted) assert.ok(Value.Check(operationalEventData[type as 'asset.ready' | 'asset.failed'], { owner, ...data }), type);
   });
 
   test('a failure keeps nothing on disk and is counted', async () => {

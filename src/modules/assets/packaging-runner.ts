@@ -1,4 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
+import type { OperationalEventSink } from '../../platform/operational-events.js';
 import { keepLease, LeasedWork, type RunnerLog } from '../../platform/leased-work.js';
 import { readPackagedManifest, type PackagedManifest } from '../../platform/media/packaged-manifest.js';
 import type { AssetFiles } from './asset-files.js';
@@ -25,6 +26,8 @@ export interface PackagingRunnerOptions {
   maxAttempts?: number;
   /** Called for each job that ends failed (metrics). */
   onFailed?: () => void;
+  /** Operational events: asset.ready and asset.failed as a job ends (webhooks). */
+  events?: OperationalEventSink;
   /**
    * How often a running job looks whether its asset still exists (deleted through another
    * instance, the only news of it here). Default DELETION_CHECK_MS.
@@ -220,6 +223,7 @@ export class PackagingRunner {
     const storedBytes = await files.packagedBytes(owner, assetId);
     const written = await store.finishReady(assetId, fence, { durationMs: Math.round(manifest.duration_s * 1000), renditions, storedBytes }, clock.now());
     if (written) {
+      this.options.events?.emit(owner, 'asset.ready', { asset_id: assetId, duration_ms: Math.round(manifest.duration_s * 1000), renditions: renditions.map((r) => r.name) });
       await files.removeSource(owner, assetId);
       log.info({ ...context, duration_s: manifest.duration_s, renditions: renditions.map((r) => r.name) }, 'asset packaged');
     } else if (!(await store.exists(assetId))) {
@@ -235,6 +239,7 @@ export class PackagingRunner {
       return;
     }
     this.options.onFailed?.();
+    this.options.events?.emit(job.workspaceId, 'asset.failed', { asset_id: job.assetId, reason });
     // A failed asset keeps nothing on disk: neither the upload nor partial output.
     await this.options.files.removeAll(job.workspaceId, job.assetId);
     this.options.log.warn({ assetId: job.assetId, owner: job.workspaceId, reason }, 'asset packaging failed');

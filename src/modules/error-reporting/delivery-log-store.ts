@@ -96,6 +96,7 @@ export class DeliveryLogStore {
       body: request.body,
       headers: JSON.stringify(signatureHeaders(request.headers)),
       resend_of: resendOf,
+      subscription_id: null,
     };
   }
 

@@ -5,7 +5,7 @@ export type DeliveryRow = ErrorReportDeliveryTable;
 /** A row without its body and headers: what a list shows. */
 export type DeliverySummaryRow = Omit<DeliveryRow, 'body' | 'headers'>;
 
-const summaryColumns = ['id', 'workspace_id', 'webhook_id', 'url', 'at', 'outcome', 'status', 'latency_ms', 'detail', 'resend_of'] as const;
+const summaryColumns = ['id', 'workspace_id', 'webhook_id', 'url', 'at', 'outcome', 'status', 'latency_ms', 'detail', 'resend_of', 'subscription_id'] as const;
 
 /** Position in the newest-first order: rows strictly after it come next. */
 export interface DeliveryPosition {
@@ -27,7 +27,8 @@ export const listDeliveries = async (
   limit: number,
   after?: DeliveryPosition,
 ): Promise<{ rows: DeliverySummaryRow[]; total: number }> => {
-  let matching = db.selectFrom('error_report_deliveries').where('workspace_id', '=', owner);
+  // Error Reports only: operational event webhooks share the table (their attempts name a subscription).
+  let matching = db.selectFrom('error_report_deliveries').where('workspace_id', '=', owner).where('subscription_id', 'is', null);
   if (filter.outcome !== undefined) matching = matching.where('outcome', '=', filter.outcome);
   let page = matching.select([...summaryColumns]);
   if (after) {
@@ -41,7 +42,7 @@ export const listDeliveries = async (
 };
 
 export const findDelivery = (db: Db, owner: string, id: string): Promise<DeliveryRow | undefined> =>
-  db.selectFrom('error_report_deliveries').selectAll().where('workspace_id', '=', owner).where('id', '=', id).executeTakeFirst();
+  db.selectFrom('error_report_deliveries').selectAll().where('workspace_id', '=', owner).where('id', '=', id).where('subscription_id', 'is', null).executeTakeFirst();
 
 /** Deletes attempts that ended before `cutoff` (Unix ms); rows deleted. */
 export const deleteDeliveriesBefore = async (db: Db, cutoff: number): Promise<number> =>

@@ -47,8 +47,22 @@ export const deliveryLogMigration: Migration = {
   },
 };
 
+/**
+ * Operational event webhooks (src/modules/webhooks) log their attempts here too: the subscription
+ * an attempt went to, null for an Error Report.
+ */
+export const deliveryLogSubscriptionMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('error_report_deliveries').addColumn('subscription_id', 'varchar(64)').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('error_report_deliveries').dropColumn('subscription_id').execute();
+  },
+};
+
 /** Error Reporting's migrations by name (its range: 0200-0299). */
 export const errorReportingMigrations: Record<string, Migration> = {
   '0200_error_reporting': errorReportingMigration,
   '0201_error_reporting_delivery_log': deliveryLogMigration,
+  '0202_delivery_log_subscription': deliveryLogSubscriptionMigration,
 };

@@ -34,6 +34,11 @@ export interface ErrorReportDeliveryTable {
   headers: string;
   /** The attempt this one resent, or null for a delivery of a new report. */
   resend_of: string | null;
+  /**
+   * The webhook subscription an operational event was sent to (src/modules/webhooks), or null
+   * for an Error Report: both kinds share this log, its retention and its sweep.
+   */
+  subscription_id: string | null;
 }
 
 export interface ErrorReportingTables {

@@ -1,4 +1,5 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
+import type { OperationalEventSink } from '../../platform/operational-events.js';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
@@ -55,6 +56,8 @@ export interface FfmpegProvisionerOptions {
   onRestart?: () => void;
   /** `hls` push ingest: this instance's base URL as encoders reach it. Without it `hls` is refused. */
   hlsPush?: { baseUrl: () => string };
+  /** Operational events: live.started as a slicer's live state goes to `live`, live.ended as it leaves it (webhooks). */
+  events?: OperationalEventSink;
 }
 
 /** A slicer this instance runs (or tried to run: `process` undefined with a failure). */
@@ -329,6 +332,10 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
             keeperFailed = true;
           },
         );
+      },
+      onLiveStateChange: (state, previous) => {
+        if (state === 'live') this.options.events?.emit(s.owner, 'live.started', { slicer_id: s.slicerId, state });
+        else if (previous === 'live') this.options.events?.emit(s.owner, 'live.ended', { slicer_id: s.slicerId, state });
       },
       onRunEnd: (end) => {
         const context = { slicerId: s.slicerId, reason: end.reason, exitCode: end.result?.exitCode, signal: end.result?.signal, stderr: end.result?.stderrTail.slice(-3) };

@@ -181,4 +181,28 @@ describe('LiveSlicerProcess', () => {
     await p.stop();
     assert.equal(runs.runs.length, 1, 'stopped while waiting: nothing spawned');
   });
+
+  test('live state changes are reported (live.started, live.ended): to live once media arrives, away from it on a stall and on stop', async () => {
+    const clock = new FakeClock();
+    const runs = new FakeProcessRunner();
+    const changes: string[] = [];
+    const p = new LiveSlicerProcess({
+      command: 'ffmpeg', before: [], input: async () => ({ args: [] }), after: [], run: runs.run, clock,
+      restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 }, stallMs: 10_000,
+      onLiveStateChange: (state, previous) => changes.push(`${previous}>${state}`),
+    });
+    p.start();
+    await settle();
+    runs.last().progress({ totalSize: 0, outTimeUs: 0 });
+    runs.last().progress({ totalSize: 125_000, outTimeUs: 1_000_000 });
+    runs.last().progress({ totalSize: 250_000, outTimeUs: 2_000_000 });
+    assert.deepEqual(changes, ['provisioning>waiting_for_source', 'waiting_for_source>live'], 'live once, however many progress reports');
+    clock.advance(10_000);
+    await settle();
+    assert.deepEqual(changes.slice(2), ['live>waiting_for_source'], 'the source stalled: away from live');
+    runs.last().progress({ totalSize: 375_000, outTimeUs: 3_000_000 });
+    assert.deepEqual(changes.slice(3), ['waiting_for_source>live']);
+    await p.stop();
+    assert.deepEqual(changes.slice(4), ['live>stopped']);
+  });
 });

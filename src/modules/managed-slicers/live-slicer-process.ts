@@ -34,6 +34,8 @@ export interface LiveProcessOptions {
   onRunEnd?: (end: RunEnd) => void;
   /** Called each time the output advanced (about twice a second while live): the window's index keeper. */
   onProgress?: () => void;
+  /** Called when the shown live state changes (operational events: live.started, live.ended). */
+  onLiveStateChange?: (state: LiveState, previous: LiveState) => void;
 }
 
 const shown: Record<SupervisedState, LiveState> = {
@@ -58,6 +60,7 @@ const shown: Record<SupervisedState, LiveState> = {
 export class LiveSlicerProcess {
   private readonly supervisor: SupervisedProcess;
   private ranBefore = false;
+  private shownState: LiveState = 'provisioning';
 
   constructor(options: LiveProcessOptions) {
     const { before, after, cwd, marker } = options;
@@ -84,6 +87,13 @@ export class LiveSlicerProcess {
       onRunEnd: (end) => {
         this.ranBefore = true;
         options.onRunEnd?.(end);
+      },
+      onStateChange: () => {
+        const state = this.snapshot().state;
+        if (state === this.shownState) return;
+        const previous = this.shownState;
+        this.shownState = state;
+        options.onLiveStateChange?.(state, previous);
       },
     });
   }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { OperationalEventSink } from '../../platform/operational-events.js';
 import type { Clock } from '../../platform/clock.js';
 import { listSetting, mediaMemoryLimitBytesOf, type Config, type DeploymentMode } from '../../platform/config.js';
 import { memoryLimitedRunner } from '../../platform/media/media-process.js';
@@ -46,6 +47,8 @@ export interface ManagedSlicersDeps {
   log: RunnerLog;
   /** The workspaces' quotas: slicers per workspace; live folders count in the storage quota. */
   quotas: Quotas;
+  /** Operational events (live.started, live.ended) for webhooks. */
+  events?: OperationalEventSink;
 }
 
 export interface ManagedSlicers {
@@ -158,6 +161,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       run: memoryLimitedRunner(mediaMemoryLimitBytesOf(config)),
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPush: { baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
+      ...(deps.events ? { events: deps.events } : {}),
     });
     hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;

@@ -1,6 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { AppError, type FieldViolation } from '../../platform/errors.js';
 import type { IdGenerator } from '../../platform/ids.js';
+import type { OperationalEventSink } from '../../platform/operational-events.js';
 import type { PublishJob, PublishOutcome, Publisher } from './publisher.js';
 import { scheduleTransition, type ScheduleAction, type ScheduleStatus } from './schedule-status.js';
 import * as repo from './syndication.repository.js';
@@ -21,6 +22,8 @@ export interface ScheduleServiceDeps {
   instanceId?: string;
   /** Per workspace: schedules it may hold (PLAYLINE_QUOTA_SCHEDULES), schedules started at once (PLAYLINE_QUOTA_ACTIVE_PUSHES). */
   quota: { schedules: number; activePushes: number };
+  /** Operational events: publishing.active and publishing.error as a schedule's status changes to them. */
+  events?: OperationalEventSink;
 }
 
 /**
@@ -143,7 +146,9 @@ export class ScheduleService {
       if (mode === 'start') await this.deps.publisher.stop(job);
       throw this.raced(id);
     }
-    return { ...row, ...values };
+    const updated = { ...row, ...values };
+    if (mode === 'start') this.statusChanged(updated);
+    return updated;
   }
 
   /**
@@ -162,8 +167,23 @@ export class ScheduleService {
       if (!transition.changed && row.error === error) return row;
       const values = { status: transition.status, error, updated_at: this.deps.clock.now() };
       if (!(await repo.updateSchedule(this.deps.db, workspaceId, id, row.status, values))) return repo.findSchedule(this.deps.db, workspaceId, id);
-      return { ...row, ...values };
+      const updated = { ...row, ...values };
+      if (transition.changed) this.statusChanged(updated);
+      return updated;
     }).catch(() => undefined);
+  }
+
+  /** A schedule's status became active or error: its operational event (webhooks). */
+  private statusChanged(row: repo.ScheduleRow): void {
+    if (row.status !== 'active' && row.status !== 'error') return;
+    this.deps.events?.emit(row.workspace_id, row.status === 'active' ? 'publishing.active' : 'publishing.error', {
+      schedule_id: row.id,
+      target_id: row.target_id,
+      content_id: row.content_id,
+      content_type: row.content_type,
+      status: row.status,
+      error: row.error,
+    });
   }
 
   /**

@@ -10,6 +10,7 @@ import { simulatedPublisher, type Publisher } from './publisher.js';
 import { ScheduleService } from './schedule.service.js';
 import type { SyndicationTables } from './syndication.tables.js';
 import { countPublishing, deleteWorkspaceRows, listActiveSchedules, workspacesAtPublishingLimits, type SyndicationDb } from './syndication.repository.js';
+import type { OperationalEventSink } from '../../platform/operational-events.js';
 import type { Quotas } from '../../platform/quota/quotas.js';
 import { syndicationRoutes } from './syndication.routes.js';
 import { pullRoutes } from './pull.routes.js';
@@ -69,6 +70,8 @@ export interface SyndicationModuleDeps {
   probeCa?: string;
   /** The workspaces' quotas: targets, schedules and started schedules (pushes) per workspace. */
   quotas: Quotas;
+  /** Operational events (publishing.active, publishing.error) for webhooks. */
+  events?: OperationalEventSink;
 }
 
 /**
@@ -126,6 +129,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     pullBaseUrl: `http://${pullHost.includes(':') ? `[${pullHost}]` : pullHost}:${config.port}`,
     ...(deps.cluster ? { instanceId: deps.cluster.instanceId } : {}),
     quota: { schedules: deps.quotas.limits.schedules, activePushes: deps.quotas.limits.active_pushes },
+    ...(deps.events ? { events: deps.events } : {}),
   });
   deps.quotas.usage.register({
     name: 'publishing',

@@ -6,7 +6,7 @@ import { ProblemSchema } from './problem.js';
  * The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests and
  * serialize responses. Register before any route.
  */
-export async function registerOpenApi(app: App, version: string): Promise<void> {
+export async function registerOpenApi(app: App, version: string, extra: { webhooks?: Record<string, unknown> } = {}): Promise<void> {
   app.addSchema(ProblemSchema);
   await app.register(swagger, {
     openapi: {
@@ -37,6 +37,8 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
         },
       },
       security: [{ v4Msg: [], v4Sig: [] }],
+      // What subscribed endpoints receive (OpenAPI 3.1 webhooks): operational events.
+      ...(extra.webhooks ? { webhooks: extra.webhooks } : {}),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });

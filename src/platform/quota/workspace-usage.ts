@@ -79,6 +79,6 @@ export function registerQuotaMetrics(registry: Registry, usage: WorkspaceUsage):
       for (const name of quotaNames) this.set({ quota: name }, usage.limits[name]);
     },
   });
-  const known = new Set<string>([...quotaNames, 'live_input_files', 'live_input_bytes']);
+  const known = new Set<string>([...quotaNames, 'live_input_files', 'live_input_bytes', 'webhook_subscriptions']);
   return { refused: (quota) => refusals.inc({ quota: known.has(quota) ? quota : 'other' }) };
 }
