@@ -67,7 +67,14 @@ export interface ProgressiveOutput {
  * seconds. Codecs come from each init segment's sample entries (ffmpeg's multivariant playlist
  * is only complete at the end). Undefined while a rendition has no segment yet.
  */
-export async function progressiveOutputOf(workDir: string, plan: readonly RenditionPlan[], segmentS: number, expectedS: number): Promise<ProgressiveOutput | undefined> {
+export async function progressiveOutputOf(
+  workDir: string,
+  plan: readonly RenditionPlan[],
+  segmentS: number,
+  expectedS: number,
+  /** Sizes of segments read before (a listed segment never changes): kept by the caller across looks. */
+  sizes = new Map<string, number>(),
+): Promise<ProgressiveOutput | undefined> {
   const listed: Array<{ plan: RenditionPlan; init: string; segments: PlaylistSegment[] }> = [];
   for (const r of plan) {
     const text = await readFile(join(workDir, r.name, 'playlist.m3u8'), 'utf8').catch(() => undefined);
@@ -85,7 +92,15 @@ export async function progressiveOutputOf(workDir: string, plan: readonly Rendit
     if (codecs.length === 0) return undefined;
     const kept = segments.slice(0, count);
     const described = await Promise.all(
-      kept.map(async (s) => ({ uri: `${r.name}/${s.uri}`, duration_s: round3(s.durationS), bytes: (await stat(join(workDir, r.name, s.uri))).size })),
+      kept.map(async (s) => {
+        const uri = `${r.name}/${s.uri}`;
+        let bytes = sizes.get(uri);
+        if (bytes === undefined) {
+          bytes = (await stat(join(workDir, uri))).size;
+          sizes.set(uri, bytes);
+        }
+        return { uri, duration_s: round3(s.durationS), bytes };
+      }),
     );
     renditions.push(renditionOf({ name: r.name, width: r.width, height: r.height, codecs: codecs.join(',') }, `${r.name}/init.mp4`, described));
     links.push({ from: `${r.name}/${init}`, to: `${r.name}/init.mp4` }, ...described.map((s) => ({ from: s.uri, to: s.uri })));

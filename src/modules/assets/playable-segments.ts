@@ -15,13 +15,14 @@ export interface PlayableSegmentsOptions {
 /**
  * Follows a running packaging's output: each time ffmpeg's output time passes the end of the
  * next segment, the rendition playlists are read again (one look at a time; a look that finds
- * nothing new is made again at the next progress report). Costs a few small reads per segment,
- * never a second encode.
+ * nothing new is made again at the next progress report). Costs a few small reads per segment
+ * (a segment's size is read once), never a second encode.
  */
 export class PlayableSegments {
   private announced = 0;
   private looking: Promise<void> | undefined;
   private ended = false;
+  private readonly sizes = new Map<string, number>();
 
   constructor(private readonly options: PlayableSegmentsOptions) {}
 
@@ -30,9 +31,14 @@ export class PlayableSegments {
     return this.announced;
   }
 
-  /** ffmpeg reports `outS` seconds of output written. */
+  /**
+   * ffmpeg reports `outS` seconds of output written. A look waits for the next segment while fewer
+   * than 200 are announced, then for 0.5 % more (each look rewrites progressive.json whole, so a
+   * many-hour asset is not rewritten thousands of times; its players are far behind the edge).
+   */
   outputReached(outS: number): void {
-    if (this.ended || this.looking || outS < (this.announced + 1) * this.options.segmentS) return;
+    const step = Math.max(1, Math.floor(this.announced / 200));
+    if (this.ended || this.looking || outS < (this.announced + step) * this.options.segmentS) return;
     this.looking = this.look().finally(() => {
       this.looking = undefined;
     });
@@ -48,7 +54,7 @@ export class PlayableSegments {
     const { workDir, plan, segmentS, expectedS } = this.options;
     let output: ProgressiveOutput | undefined;
     try {
-      output = await progressiveOutputOf(workDir, plan, segmentS, expectedS);
+      output = await progressiveOutputOf(workDir, plan, segmentS, expectedS, this.sizes);
     } catch (error) {
       // A file between ffmpeg's writes: read again at the next report.
       this.options.onError?.(error);
