@@ -102,7 +102,10 @@ export async function progressiveOutputOf(
         return { uri, duration_s: round3(s.durationS), bytes };
       }),
     );
-    renditions.push(renditionOf({ name: r.name, width: r.width, height: r.height, codecs: codecs.join(',') }, `${r.name}/init.mp4`, described));
+    const rendition = renditionOf({ name: r.name, width: r.width, height: r.height, codecs: codecs.join(',') }, `${r.name}/init.mp4`, described);
+    // A few first segments say little of the peak to come: BANDWIDTH is at least the planned rate cap.
+    const plannedPeak = Math.round((r.videoKbps * 1.1 + r.audioKbps) * 1000);
+    renditions.push({ ...rendition, bandwidth: Math.max(rendition.bandwidth, plannedPeak), average_bandwidth: Math.max(rendition.average_bandwidth, 1) });
     links.push({ from: `${r.name}/${init}`, to: `${r.name}/init.mp4` }, ...described.map((s) => ({ from: s.uri, to: s.uri })));
   }
   const packaged = packagedManifestOf(renditions, segmentS);
