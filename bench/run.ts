@@ -14,9 +14,23 @@ import { mediaBenchmark } from './media.bench.js';
 import { clusterBenchmark } from './cluster.bench.js';
 import { soakBenchmark } from './soak.bench.js';
 import { liveLatencyBenchmark } from './live-latency.bench.js';
+import { timeToPlayBenchmark } from './time-to-play.bench.js';
 import { printComparison, type Benchmark } from './lib/report.js';
 
-const benchmarks: Benchmark[] = [authBenchmark, syndicationBenchmark, callbacksBenchmark, ingestBenchmark, busyStoreBenchmark, vodStatsBenchmark, playbackEdgeBenchmark, mediaBenchmark, clusterBenchmark, soakBenchmark, liveLatencyBenchmark];
+const benchmarks: Benchmark[] = [
+  authBenchmark,
+  syndicationBenchmark,
+  callbacksBenchmark,
+  ingestBenchmark,
+  busyStoreBenchmark,
+  vodStatsBenchmark,
+  playbackEdgeBenchmark,
+  mediaBenchmark,
+  clusterBenchmark,
+  soakBenchmark,
+  liveLatencyBenchmark,
+  timeToPlayBenchmark,
+];
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks.filter((b) => !b.optIn);

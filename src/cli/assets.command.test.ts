@@ -11,6 +11,7 @@ import { systemClock } from '../platform/clock.js';
 import type { AssetView } from '../modules/assets/assets.schema.js';
 import { makeClip, mediaToolsSkip } from '../../test/helpers/media.js';
 import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
+import { pacedFfmpeg } from '../../test/helpers/paced-ffmpeg.js';
 
 const skip = await mediaToolsSkip();
 
@@ -23,8 +24,10 @@ describe('playline assets (the CLI over a running server)', { skip }, () => {
   let scratch: string;
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'playline-assets-cli-'));
-    // The CLI signs with the real time, so the server keeps the real time too.
-    t = await createTestApp({ clock: systemClock, env: { PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast' } });
+    // The CLI signs with the real time, so the server keeps the real time too. Packaging reads at
+    // twice real time, so a clip stays playable-but-not-ready for half its length.
+    const ffmpeg = await pacedFfmpeg(scratch, 2);
+    t = await createTestApp({ clock: systemClock, env: { PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast', PLAYLINE_FFMPEG_PATH: ffmpeg } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
@@ -54,6 +57,25 @@ describe('playline assets (the CLI over a running server)', { skip }, () => {
     const deleted = JSON.parse((await cli('delete', asset.id, '--json')).stdout) as { message: string };
     assert.equal(deleted.message, 'Deleted');
     assert.equal((await t.client.assets.list()).page.total_items, 0);
+  });
+
+  test('upload --wait playable: returns once the first segments play, while still packaged, with the duration so far', async () => {
+    const clip = await makeClip(scratch, 'long.mp4', { seconds: 16 });
+    const uploaded = await cli('upload', clip, '--wait', 'playable', '--json');
+    const asset = JSON.parse(uploaded.stdout) as AssetView;
+    assert.equal(asset.state, 'playable');
+    assert.ok(asset.duration_s !== null && asset.duration_s >= 4 && asset.duration_s < 16, `duration so far ${asset.duration_s}`);
+    assert.deepEqual(asset.renditions.map((r) => r.name), ['144p']);
+    assert.match(uploaded.stderr, /playable \(\d+(\.\d+)? s so far\)/);
+    const ready = await t.client.assets.waitUntilPackaged(asset.id, { intervalMs: 200 });
+    assert.equal(ready.state, 'ready');
+    assert.ok(Math.abs((ready.duration_s ?? 0) - 16) < 0.1);
+    await assert.rejects(cli('upload', clip, '--wait', 'soon'), (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stderr, /ready or playable/);
+      return true;
+    });
+    await t.client.assets.delete(asset.id);
   });
 
   test('a failed packaging exits 1 with the reason', async () => {

@@ -49,6 +49,14 @@ const summary = (a: AssetView) => ({
   failure_reason: a.failure_reason,
 });
 
+type WaitState = 'ready' | 'playable';
+
+/** `--wait` alone waits for `ready`; `--wait playable` for the first playable segments. */
+const waitOption = (value: string): WaitState => {
+  if (value !== 'ready' && value !== 'playable') throw new InvalidArgumentError('ready or playable');
+  return value;
+};
+
 const stateOption = (value: string): AssetState => {
   if (!(assetStates as readonly string[]).includes(value)) throw new InvalidArgumentError(`one of ${assetStates.join(', ')}`);
   return value as AssetState;
@@ -67,11 +75,11 @@ export function assetsCommand(): Command {
   withApiOptions(
     assets
       .command('upload')
-      .description('Upload a media file; it is packaged to HLS in the background (--wait follows it to ready)')
+      .description('Upload a media file; it is packaged to HLS in the background (--wait follows it to ready, --wait playable until it can be played)')
       .argument('<file>', 'the media file (MP4, MOV, MKV, WebM, MPEG-TS...)')
       .option('--title <title>', 'the asset title (default: the file name)')
-      .option('--wait', 'wait until packaged, with a progress bar; exit code 1 if packaging failed'),
-  ).action(async (file: string, opts: ApiOptions & { title?: string; wait?: boolean }) => {
+      .option('--wait [state]', 'wait until `ready` (the default) or `playable` (plays while still packaged), with a progress bar; exit code 1 if packaging failed', waitOption),
+  ).action(async (file: string, opts: ApiOptions & { title?: string; wait?: true | WaitState }) => {
     const client = clientOf(opts);
     const line = progressLine();
     const name = basename(file);
@@ -85,10 +93,13 @@ export function assetsCommand(): Command {
     line.end();
     if (!opts.json) process.stderr.write(`uploaded as ${asset.id}\n`);
     if (opts.wait) {
+      const until = opts.wait === true ? 'ready' : opts.wait;
       asset = await client.assets.waitUntilPackaged(asset.id, {
+        until,
         onProgress: (a) => line.show(a.progress, `packaging ${a.id} ${a.state === 'uploaded' ? '(waiting for a slot)' : bar(a.progress)}`),
       });
-      line.show(100, `packaging ${asset.id} ${asset.state === 'ready' ? bar(100) : 'failed'}`);
+      const ended = asset.state === 'ready' ? bar(100) : asset.state === 'playable' ? `${bar(asset.progress)} playable (${asset.duration_s ?? 0} s so far)` : 'failed';
+      line.show(asset.state === 'playable' ? asset.progress : 100, `packaging ${asset.id} ${ended}`);
       line.end();
     }
     if (opts.json) process.stdout.write(`${JSON.stringify(asset, null, 2)}\n`);

@@ -23,6 +23,11 @@ export interface WaitOptions {
   /** Each look at the asset while it is packaged. */
   onProgress?: (asset: AssetView) => void;
   signal?: AbortSignal;
+  /**
+   * `ready` (default): until packaged whole. `playable`: until it can be played, which is while it
+   * is still packaged (`playable`) or, for a short one, once `ready`. Either way `failed` ends the wait.
+   */
+  until?: 'ready' | 'playable';
 }
 
 /** One page of the list and the cursor of the next one (from the `Link: <...>; rel="next"` header). */
@@ -37,7 +42,7 @@ export class AssetApi {
 
   /**
    * Uploads a media file (a path, or any readable stream) as a new asset. The body is streamed,
-   * never held whole in memory. Resolves with the asset (`uploaded` or `processing`).
+   * never held whole in memory. Resolves with the asset (`uploaded` or `processing`; it plays from `playable` on, see `waitUntilPackaged`).
    */
   async upload(source: string | Readable, options: UploadOptions = {}): Promise<AssetView> {
     const fromPath = typeof source === 'string';
@@ -88,11 +93,12 @@ export class AssetApi {
     return { page: parsed as AssetCollectionView, nextCursor };
   }
 
-  /** Looks at the asset until its packaging ended (`ready` or `failed`) and resolves with it. */
+  /** Looks at the asset until its packaging ended (`ready` or `failed`; with `until: 'playable'`, also `playable`) and resolves with it. */
   async waitUntilPackaged(id: string, options: WaitOptions = {}): Promise<AssetView> {
     for (;;) {
       const asset = await this.get(id);
       if (asset.state === 'ready' || asset.state === 'failed') return asset;
+      if (asset.state === 'playable' && options.until === 'playable') return asset;
       options.onProgress?.(asset);
       await delay(options.intervalMs ?? 1000, undefined, options.signal ? { signal: options.signal } : {});
     }

@@ -192,7 +192,8 @@ export function libraryView(ctx: ViewContext): View {
           setText(label, packaging(a) ? `${a.progress} %` : a.state === 'ready' ? 'done' : '—');
         },
       },
-      { header: 'Duration', text: (a) => duration(a.duration_s), numeric: true, sortValue: (a) => a.duration_s ?? -1 },
+      // A playable asset is still packaged: its duration grows until it is ready.
+      { header: 'Duration', text: (a) => (a.state === 'playable' ? `${duration(a.duration_s)} so far` : duration(a.duration_s)), numeric: true, sortValue: (a) => a.duration_s ?? -1 },
       {
         header: 'Renditions',
         text: (a) => (a.renditions.length > 0 ? a.renditions.map((r) => r.name).join(', ') : '—'),

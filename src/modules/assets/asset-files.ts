@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { directoryBytes } from '../../platform/quota/directory-bytes.js';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { assetDir, assetLibraryDirs, assetWorkDir, attemptDir, sourcePath } from '../../platform/media/media-layout.js';
-import { POSTER_FILE } from '../../platform/media/packaged-manifest.js';
+import { MANIFEST_FILE, POSTER_FILE, PROGRESSIVE_FILE, writeProgressiveManifest } from '../../platform/media/packaged-manifest.js';
 import { killMarkedProcess } from '../../platform/media/process-marker.js';
+import type { ProgressiveLink, ProgressiveOutput } from './packaging-output.js';
 
 /** The marker of the media process working in an attempt directory. */
 const MARKER_FILE = '.process.json';
@@ -19,7 +20,10 @@ export interface AttemptFiles {
  * The asset library's files in the media root (layout in media-layout.ts), and the only code
  * that writes or deletes them: uploads, sources, packaging attempts and packaged assets.
  * Packaged assets are moved into place whole, manifest.json included, once complete: directory
- * moves are renames inside one file system, so a reader never sees half an asset.
+ * moves are renames inside one file system, so a reader never sees half an asset. An asset that
+ * became playable while packaged (`publishProgressive`) has its segments in place already, as
+ * hard links to the attempt's files under the same names: its remaining files are linked in the
+ * same way, then manifest.json replaces progressive.json, so a player never sees a file move.
  */
 export class AssetFiles {
   constructor(readonly root: string) {}
@@ -75,10 +79,38 @@ export class AssetFiles {
   async publish(owner: string, assetId: string, workDir: string): Promise<void> {
     await rm(join(workDir, MARKER_FILE), { force: true });
     const target = this.assetDir(owner, assetId);
-    await rm(target, { recursive: true, force: true });
-    await mkdir(dirname(target), { recursive: true });
-    await rename(workDir, target);
+    const progressive = await stat(join(target, PROGRESSIVE_FILE)).then(() => true, () => false);
+    if (progressive) {
+      // Played already: every file gets its name beside the ones served, manifest.json last.
+      const names = (await readdir(workDir, { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile() && !e.name.startsWith('.') && e.name !== MANIFEST_FILE)
+        .map((e) => relative(workDir, join(entryDir(e, workDir), e.name)));
+      for (const name of names) await linkInto(workDir, target, { from: name, to: name });
+      await linkInto(workDir, target, { from: MANIFEST_FILE, to: MANIFEST_FILE });
+      await rm(join(target, PROGRESSIVE_FILE), { force: true });
+    } else {
+      await rm(target, { recursive: true, force: true });
+      await mkdir(dirname(target), { recursive: true });
+      await rename(workDir, target);
+    }
     await rm(assetWorkDir(this.root, owner, assetId), { recursive: true, force: true });
+  }
+
+  /**
+   * Makes what a running packaging wrote so far playable: the files `output` names that are not in
+   * place yet (`placed`, kept by the caller across calls) are linked into the asset's directory,
+   * then its progressive.json is written (after the files it names). The attempt's directory is
+   * left as ffmpeg writes it.
+   */
+  async publishProgressive(owner: string, assetId: string, workDir: string, output: ProgressiveOutput, placed: Set<string>): Promise<void> {
+    const target = this.assetDir(owner, assetId);
+    for (const r of output.manifest.renditions) await mkdir(join(target, r.name), { recursive: true });
+    for (const l of output.links) {
+      if (placed.has(l.to)) continue;
+      await linkInto(workDir, target, l);
+      placed.add(l.to);
+    }
+    await writeProgressiveManifest(target, output.manifest);
   }
 
   /** Bytes of a packaged asset's files (its directory and the rendition folders in it). */
@@ -121,4 +153,31 @@ export class AssetFiles {
     }
     return removed;
   }
+}
+
+/** The directory of an entry of a recursive readdir (Node 20.1+ sets it on the entry). */
+const entryDir = (entry: object, dir: string): string => (entry as { parentPath?: string; path?: string }).parentPath ?? (entry as { path?: string }).path ?? dir;
+
+/**
+ * Gives `from` (in `fromDir`) the name `to` in `toDir` as a hard link (same file, no copy), in one
+ * step: a name that holds another file is replaced by a rename, never left missing.
+ */
+async function linkInto(fromDir: string, toDir: string, l: ProgressiveLink): Promise<void> {
+  const from = join(fromDir, l.from);
+  const to = join(toDir, l.to);
+  await mkdir(dirname(to), { recursive: true });
+  try {
+    await link(from, to);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const [a, b] = await Promise.all([stat(from), stat(to)]);
+  if (a.ino === b.ino && a.dev === b.dev) return;
+  const temp = join(dirname(to), `.${randomUUID()}.link`);
+  await link(from, temp);
+  await rename(temp, to).catch(async (error: unknown) => {
+    await rm(temp, { force: true });
+    throw error;
+  });
 }

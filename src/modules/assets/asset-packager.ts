@@ -7,7 +7,8 @@ import { failureLine, reachedMemoryLimit, runMediaProcess, type MediaProcessResu
 import type { MediaToolPaths } from '../../platform/media/media-tools.js';
 import { writeProcessMarker } from '../../platform/media/process-marker.js';
 import { POSTER_FILE, writeManifest } from '../../platform/media/packaged-manifest.js';
-import { buildManifest } from './packaging-output.js';
+import { buildManifest, type ProgressiveOutput } from './packaging-output.js';
+import { PlayableSegments } from './playable-segments.js';
 import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs, tooManyStreams, videoStreamOf, type SourceBudgets } from './packaging-plan.js';
 import { PackagingWatch } from './packaging-watch.js';
 
@@ -23,6 +24,11 @@ export interface PackagingJob {
   signal: AbortSignal;
   /** Whole percent done, 0-99 while running (the runner reports 100 once ready). */
   onProgress(percent: number): void;
+  /**
+   * Called while the encoding runs, each time every rendition has more segments: what can be
+   * played already (progressive playback). Never called once `package` has returned.
+   */
+  onPlayable?(output: ProgressiveOutput): void;
 }
 
 /** `packaged`: the work directory holds the asset, manifest.json included (the runner reads it back before the asset is ready). */
@@ -76,7 +82,8 @@ export interface FfmpegPackagerOptions {
 const ENCODE_SHARE = 0.95;
 
 /**
- * Packages with the system's ffmpeg: probe (ffprobe JSON), a scan of the video's packet times (ffprobe, no decoding), one ffmpeg run for the whole ladder,
+ * Packages with the system's ffmpeg: probe (ffprobe JSON), a scan of the video's packet times (ffprobe, no decoding), one ffmpeg run for the whole ladder
+ * (whose segments are announced to `onPlayable` as every rendition gets them),
  * a poster frame, then manifest.json written last. Failure reasons name the problem in the
  * user's terms and never a server path.
  */
@@ -141,19 +148,27 @@ export class FfmpegPackager implements AssetPackager {
       if (result.exitCode !== 0) return { kind: 'failed', reason: `${failed}: ${hide(failureLine(result))}` };
       return undefined;
     };
+    const onPlayable = job.onPlayable;
+    const playable = onPlayable && new PlayableSegments({ workDir: job.workDir, plan, segmentS: SEGMENT_S, expectedS: source.durationS, onPlayable });
     try {
       let reported = -1;
       const progress = new FfmpegProgressParser(({ outTimeUs }) => {
+        playable?.outputReached(outTimeUs / 1e6);
         const percent = Math.min(99, Math.floor(percentOf(outTimeUs, source.durationS) * ENCODE_SHARE));
         if (percent > reported) {
           reported = percent;
           job.onProgress(percent);
         }
       });
-      const encoded = await runMediaProcess(ffmpeg, packagingArgs(plan, source, { source: job.source, workDir: job.workDir }, this.options.preset, input), {
-        ...run,
-        onStdoutLine: (line) => progress.line(line),
-      });
+      let encoded: MediaProcessResult;
+      try {
+        encoded = await runMediaProcess(ffmpeg, packagingArgs(plan, source, { source: job.source, workDir: job.workDir }, this.options.preset, input), {
+          ...run,
+          onStdoutLine: (line) => progress.line(line),
+        });
+      } finally {
+        await playable?.settled();
+      }
       const encodeEnd = await ended(encoded, 'Packaging', 'Packaging failed (the file may be corrupt)');
       if (encodeEnd) return encodeEnd;
 

@@ -9,9 +9,9 @@ export interface AssetRecord {
   state: AssetState;
   progress: number;
   sizeBytes: number;
-  /** Packaged duration (ready only). */
+  /** Packaged duration: so far while `playable`, in full once `ready`; null before. */
   durationMs: number | null;
-  /** Highest first (ready only; empty before). */
+  /** Highest first (playable and ready; empty before). */
   renditions: RenditionSummary[];
   failureReason: string | null;
   createdAt: number;
@@ -85,8 +85,13 @@ export interface AssetJobStore {
   claimNext(input: ClaimInput): Promise<ClaimedJob | undefined>;
   /** Extends the lease; false when the fence is outdated (taken over, or the asset deleted). */
   renewLease(assetId: string, fence: LeaseFence, leaseExpiresAt: number): Promise<boolean>;
-  /** Gives the job back to the queue (its asset `uploaded` again); false when the fence is outdated. */
+  /** Gives the job back to the queue (its asset `uploaded` again, nothing playable); false when the fence is outdated. */
   releaseLease(assetId: string, fence: LeaseFence, now: number): Promise<boolean>;
+  /**
+   * Makes the asset of a job this fence holds `playable` (from `processing`, or again with more
+   * packaged): the duration and renditions packaged so far. False when the fence is outdated.
+   */
+  setPlayable(assetId: string, fence: LeaseFence, result: Omit<PackagedResult, 'storedBytes'>, now: number): Promise<boolean>;
   /** Records packaging progress of a job this fence holds. */
   setProgress(assetId: string, fence: LeaseFence, percent: number, now: number): Promise<boolean>;
   /** Removes the job and makes its asset `ready`; false when the fence is outdated. */

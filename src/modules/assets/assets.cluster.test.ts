@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { makeClip, makeGapFile, mediaToolsSkip } from '../../../test/helpers/media.js';
+import { pacedFfmpeg } from '../../../test/helpers/paced-ffmpeg.js';
+import { mediaUris, variantUris } from '../playback-edge/testing/edge-test-kit.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { assetDir, assetWorkDir } from '../../platform/media/media-layout.js';
 import { DELETION_CHECK_MS } from './packaging-runner.js';
@@ -39,7 +41,9 @@ describe('asset library in cluster mode (two instances, one PostgreSQL, one medi
   let scratch: string;
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'playline-assets-cluster-'));
-    pair = await clusterPair({ env: { PLAYLINE_MEDIA_DIR: join(scratch, 'media'), PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast', PLAYLINE_PACKAGING_LEASE_MS: '600000' } });
+    // Packaging reads at twice real time: a clip stays playable-but-not-ready for half its length.
+    const ffmpeg = await pacedFfmpeg(scratch, 2);
+    pair = await clusterPair({ env: { PLAYLINE_MEDIA_DIR: join(scratch, 'media'), PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast', PLAYLINE_PACKAGING_LEASE_MS: '600000', PLAYLINE_FFMPEG_PATH: ffmpeg } });
   });
   after(async () => {
     await pair.close();
@@ -61,6 +65,32 @@ describe('asset library in cluster mode (two instances, one PostgreSQL, one medi
     assert.equal(deleted.message, 'Deleted');
     assert.equal(existsSync(assetDir(join(scratch, 'media'), pair.a.workspace.id, uploaded.id)), false);
     assert.equal((await pair.a.client.core.send('GET', `/api/v4/assets/${uploaded.id}`)).status, 404);
+  });
+
+  test('an asset packaged on one instance plays on the other while still packaged (state in PostgreSQL, files in the shared directory), then as VOD once ready', async () => {
+    const clip = await makeClip(scratch, 'progressive.mp4', { seconds: 16 });
+    const onB = pair.b.clientFor(pair.a.workspace.id, pair.a.key.secret);
+    const uploaded = await pair.a.client.assets.upload(clip, { title: 'progressive' });
+    const playable = await onB.assets.waitUntilPackaged(uploaded.id, { until: 'playable', intervalMs: 20 });
+    assert.equal(playable.state, 'playable', JSON.stringify(playable));
+    const url = onB.playback.url(uploaded.id, { ttlS: 3600 });
+    const multivariant = await pair.b.app.inject({ method: 'GET', url });
+    assert.equal(multivariant.statusCode, 200, multivariant.body);
+    const variant = variantUris(url, multivariant.body)[0] as string;
+    const event = await pair.b.app.inject({ method: 'GET', url: variant });
+    assert.match(event.body, /#EXT-X-PLAYLIST-TYPE:EVENT/);
+    assert.doesNotMatch(event.body, /#EXT-X-ENDLIST/);
+    const early = mediaUris(variant, event.body).segments;
+    assert.ok(early.length >= 1);
+    assert.equal((await pair.b.app.inject({ method: 'GET', url: early[0] as string })).statusCode, 200);
+    const ready = await onB.assets.waitUntilPackaged(uploaded.id, { intervalMs: 20 });
+    assert.equal(ready.state, 'ready', JSON.stringify(ready));
+    (pair.b.clock as FakeClock).advance(1_000);
+    const vod = await pair.b.app.inject({ method: 'GET', url: variant });
+    assert.match(vod.body, /#EXT-X-PLAYLIST-TYPE:VOD/);
+    assert.match(vod.body, /#EXT-X-ENDLIST/);
+    assert.deepEqual(mediaUris(variant, vod.body).segments.slice(0, early.length), early, 'the same segment URLs');
+    await onB.assets.delete(uploaded.id);
   });
 
   test('deleting an asset on one instance while another packages it stops that ffmpeg within seconds, removes its folder, and frees the slot', async () => {

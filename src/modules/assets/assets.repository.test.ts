@@ -105,6 +105,38 @@ for (const engine of await testEngines()) {
       await repo.delete(ws, asset.id);
     });
 
+    test('playable while packaged: only the fence holding the job writes it; progress goes on; a takeover, a release or an embedded restart leaves nothing playable; ready ends it', async () => {
+      const asset = await newAsset();
+      await repo.claimNext({ owner: 'dead', now: T0, leaseMs: LEASE });
+      const so = { durationMs: 8000, renditions: [{ name: '720p', width: 1280, height: 720, bandwidth: 3_000_000 }] };
+      assert.equal(await repo.setPlayable(asset.id, { owner: 'dead', attempt: 1 }, so, T0 + 1), true);
+      assert.equal(await repo.setProgress(asset.id, { owner: 'dead', attempt: 1 }, 40, T0 + 2), true, 'progress of a playable asset');
+      const playable = await repo.find(ws, asset.id);
+      assert.deepEqual([playable?.state, playable?.durationMs, playable?.renditions, playable?.progress], ['playable', 8000, so.renditions, 40]);
+      assert.equal((await repo.counts(T0 + 3)).byState.playable, 1);
+      assert.equal((await repo.list(ws, { state: 'playable' }, undefined)).total, 1);
+      // Taken over from a dead instance: the new attempt starts from nothing.
+      await repo.claimNext({ owner: 'i2', now: T0 + LEASE, leaseMs: LEASE });
+      assert.equal(await repo.setPlayable(asset.id, { owner: 'dead', attempt: 1 }, so, T0 + LEASE + 1), false, 'the old holder can no longer write');
+      const taken = await repo.find(ws, asset.id);
+      assert.deepEqual([taken?.state, taken?.durationMs, taken?.renditions], ['processing', null, []]);
+      assert.equal(await repo.setPlayable(asset.id, { owner: 'i2', attempt: 2 }, so, T0 + LEASE + 2), true);
+      assert.equal(await repo.releaseLease(asset.id, { owner: 'i2', attempt: 2 }, T0 + LEASE + 3), true);
+      const released = await repo.find(ws, asset.id);
+      assert.deepEqual([released?.state, released?.durationMs, released?.renditions], ['uploaded', null, []]);
+      await repo.claimNext({ owner: 'i3', now: T0 + LEASE + 4, leaseMs: LEASE });
+      assert.equal(await repo.setPlayable(asset.id, { owner: 'i3', attempt: 3 }, so, T0 + LEASE + 5), true);
+      assert.equal(await repo.releaseLeases(T0 + LEASE + 6), 1);
+      assert.equal((await repo.find(ws, asset.id))?.state, 'uploaded', 'an embedded restart hands a playable asset back too');
+      await repo.claimNext({ owner: 'i4', now: T0 + LEASE + 7, leaseMs: LEASE });
+      assert.equal(await repo.setPlayable(asset.id, { owner: 'i4', attempt: 4 }, so, T0 + LEASE + 8), true);
+      assert.equal(await repo.finishReady(asset.id, { owner: 'i4', attempt: 4 }, { durationMs: 12_000, renditions: so.renditions }, T0 + LEASE + 9), true);
+      const ready = await repo.find(ws, asset.id);
+      assert.deepEqual([ready?.state, ready?.durationMs, ready?.progress], ['ready', 12_000, 100]);
+      assert.equal(await repo.setPlayable(asset.id, { owner: 'i4', attempt: 4 }, so, T0 + LEASE + 10), false, 'never playable again once ready');
+      await repo.delete(ws, asset.id);
+    });
+
     test('releaseLeases hands every held job back at once (an embedded restart); counts see queue and states', async () => {
       const a = await newAsset();
       const b = await newAsset();

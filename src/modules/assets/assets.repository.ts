@@ -111,7 +111,7 @@ export class AssetRepository implements AssetStore, AssetJobStore {
       const ids = (await held.execute()).map((r) => r.asset_id);
       if (ids.length === 0) return 0;
       await trx.updateTable('asset_jobs').set({ lease_owner: null, lease_expires_at: null }).where('asset_id', 'in', ids).execute();
-      await trx.updateTable('assets').set({ state: 'uploaded', progress: 0, updated_at: now }).where('id', 'in', ids).where('state', '=', 'processing').execute();
+      await trx.updateTable('assets').set(BACK_IN_QUEUE(now)).where('id', 'in', ids).where('state', 'in', PACKAGING_STATES).execute();
       return ids.length;
     });
   }
@@ -143,7 +143,8 @@ export class AssetRepository implements AssetStore, AssetJobStore {
           .returning(['asset_id', 'workspace_id', 'attempts'])
           .executeTakeFirst();
         if (!job) return undefined;
-        await trx.updateTable('assets').set({ state: 'processing', progress: 0, updated_at: now }).where('id', '=', assetId).execute();
+        // A new attempt starts from scratch: nothing of an earlier one (taken over from a dead instance) plays.
+        await trx.updateTable('assets').set({ state: 'processing', progress: 0, duration_ms: null, renditions: null, updated_at: now }).where('id', '=', assetId).execute();
         // The workspace goes to the back of the round: after every other one's last claim.
         const last = await trx.selectFrom('asset_claim_turns').select((eb) => eb.fn.max('turn').as('top')).executeTakeFirst();
         const turn = Number(last?.top ?? 0) + 1;
@@ -174,17 +175,26 @@ export class AssetRepository implements AssetStore, AssetJobStore {
         .where('attempts', '=', fence.attempt)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
-      await trx.updateTable('assets').set({ state: 'uploaded', progress: 0, updated_at: now }).where('id', '=', assetId).execute();
+      await trx.updateTable('assets').set(BACK_IN_QUEUE(now)).where('id', '=', assetId).execute();
       return true;
     });
   }
 
-  async setProgress(assetId: string, fence: LeaseFence, percent: number, now: number): Promise<boolean> {
+  setProgress(assetId: string, fence: LeaseFence, percent: number, now: number): Promise<boolean> {
+    return this.updateHeld(assetId, fence, { progress: percent, updated_at: now });
+  }
+
+  setPlayable(assetId: string, fence: LeaseFence, result: Omit<PackagedResult, 'storedBytes'>, now: number): Promise<boolean> {
+    return this.updateHeld(assetId, fence, { state: 'playable', duration_ms: result.durationMs, renditions: JSON.stringify(result.renditions), updated_at: now });
+  }
+
+  /** Changes an asset being packaged under this fence. */
+  private async updateHeld(assetId: string, fence: LeaseFence, changes: Partial<AssetTable>): Promise<boolean> {
     const result = await this.db
       .updateTable('assets')
-      .set({ progress: percent, updated_at: now })
+      .set(changes)
       .where('id', '=', assetId)
-      .where('state', '=', 'processing')
+      .where('state', 'in', PACKAGING_STATES)
       .where(({ exists, selectFrom }) =>
         exists(
           selectFrom('asset_jobs')
@@ -237,6 +247,12 @@ export class AssetRepository implements AssetStore, AssetJobStore {
     return this.db.updateTable('asset_jobs').where('asset_id', '=', assetId).where('lease_owner', '=', fence.owner).where('attempts', '=', fence.attempt);
   }
 }
+
+/** The states of an asset whose job holds a lease. */
+const PACKAGING_STATES: AssetState[] = ['processing', 'playable'];
+
+/** An asset whose job goes back to the queue: nothing of the attempt is left to play. */
+const BACK_IN_QUEUE = (now: number) => ({ state: 'uploaded', progress: 0, duration_ms: null, renditions: null, updated_at: now });
 
 /** No lease, or an expired one. */
 function claimable(eb: ExpressionBuilder<Database, 'asset_jobs'>, now: number) {

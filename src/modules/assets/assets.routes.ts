@@ -138,7 +138,7 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
       description:
         'Send the file as the body with `Content-Type` `video/*`, `audio/*` or `application/octet-stream` (at most ' +
         'PLAYLINE_MAX_UPLOAD_BYTES). The workspace\'s quotas apply before the body is read: 409 `quota_exceeded` at its asset quota, ' +
-        '507 `storage_quota_exceeded` when the declared length (or, without one, the bytes as they arrive) would pass its storage quota; nothing is kept then. Answers 201 with the asset `uploaded` (or already `processing`); poll it until `ready` or `failed`.',
+        '507 `storage_quota_exceeded` when the declared length (or, without one, the bytes as they arrive) would pass its storage quota; nothing is kept then. Answers 201 with the asset `uploaded` (or already `processing`); poll it until `ready` or `failed`. It plays from `playable` on, while still packaged (a growing EVENT playlist).',
       querystring: UploadQuery,
       headers: UploadHeaders,
       body: { content: Object.fromEntries(uploadContentTypes.map((type) => [type, { schema: UploadBody }])) },

@@ -6,15 +6,17 @@ import { Type, type Static } from '@sinclair/typebox';
  * - `title`: 1-200 characters, at least one visible, no control characters; optional.
  * - Ids are system-defined 32-hex GUIDs.
  * - States: `uploaded` (received, waiting for a packaging slot) -> `processing` (probed and
- *   packaged by ffmpeg) -> `ready` (playable) or `failed` (with `failure_reason`).
+ *   packaged by ffmpeg) -> `playable` (still packaged, its first segments play as a growing
+ *   EVENT playlist) -> `ready` (packaged whole) or `failed` (with `failure_reason`, also from
+ *   `playable`).
  */
 
-export const assetStates = ['uploaded', 'processing', 'ready', 'failed'] as const;
+export const assetStates = ['uploaded', 'processing', 'playable', 'ready', 'failed'] as const;
 export type AssetState = (typeof assetStates)[number];
 
 export const AssetStateSchema = Type.Union(
   assetStates.map((s) => Type.Literal(s)),
-  { description: 'uploaded -> processing -> ready | failed' },
+  { description: 'uploaded -> processing -> playable -> ready | failed (playable: plays while still packaged; a short asset may go from processing to ready)' },
 );
 
 // No control characters anywhere and at least one character that is neither blank nor control.
@@ -58,8 +60,8 @@ export const AssetSchema = Type.Object(
     title: Type.Union([Type.String(), Type.Null()]),
     state: AssetStateSchema,
     progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Packaging done, in percent: 0 until processing, 100 once ready' }),
-    duration_s: Type.Union([Type.Number(), Type.Null()], { description: 'Duration of the packaged media in seconds (ready only)' }),
-    renditions: Type.Array(RenditionSummarySchema, { description: 'The HLS renditions, highest first (ready only; empty before)' }),
+    duration_s: Type.Union([Type.Number(), Type.Null()], { description: 'Duration of the packaged media in seconds: packaged so far while playable, the whole once ready; null before' }),
+    renditions: Type.Array(RenditionSummarySchema, { description: 'The HLS renditions, highest first (playable and ready; empty before; bandwidths of a playable asset are those of its segments so far)' }),
     poster: Type.Union([Type.String(), Type.Null()], { description: 'Path of the poster image (JPEG, a signed GET like this resource; ready only)' }),
     failure_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why probing or packaging failed (failed only)' }),
     size_bytes: Type.Integer({ description: 'Size of the uploaded file' }),

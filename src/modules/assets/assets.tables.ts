@@ -3,16 +3,16 @@ export interface AssetTable {
   id: string;
   workspace_id: string;
   title: string | null;
-  /** uploaded, processing, ready or failed. */
+  /** uploaded, processing, playable, ready or failed. */
   state: string;
   /** Whole percent of packaging done (0-100). */
   progress: number;
   size_bytes: number;
   /** Bytes the asset keeps on disk (its workspace's storage quota): the upload, then the packaged output; 0 once failed. */
   stored_bytes: number;
-  /** Packaged duration in milliseconds (ready only). */
+  /** Packaged duration in milliseconds: so far while playable, the whole once ready. */
   duration_ms: number | null;
-  /** JSON array of the renditions' name, width, height and bandwidth (ready only). */
+  /** JSON array of the renditions' name, width, height and bandwidth (playable and ready). */
   renditions: string | null;
   failure_reason: string | null;
   created_at: number;

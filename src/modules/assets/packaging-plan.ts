@@ -183,7 +183,9 @@ export interface PackagingPaths {
  * keyframes forced every SEGMENT_S seconds of output time (the same instants in every
  * rendition, so segments align across them) with a fixed GOP and no scene-cut keyframes;
  * fMP4 HLS segments of SEGMENT_S seconds. A source without audio gets a silent track, so every
- * asset plays the same way.
+ * asset plays the same way. The playlists are EVENT playlists: ffmpeg writes them after each
+ * segment it closes (a VOD one only at the end), which is how a running packaging is seen to be
+ * playable (progressiveOutputOf); the edge writes the playlists players get.
  */
 export function packagingArgs(plan: readonly RenditionPlan[], source: SourceMedia, paths: PackagingPaths, preset: string, confinedInput: string[]): string[] {
   const gop = Math.max(1, Math.round(source.fpsValue * SEGMENT_S));
@@ -208,7 +210,7 @@ export function packagingArgs(plan: readonly RenditionPlan[], source: SourceMedi
   // The output ends at the declared duration, whatever timestamps the source holds beyond it.
   args.push('-t', source.durationS.toFixed(3));
   args.push(
-    '-f', 'hls', '-hls_time', String(SEGMENT_S), '-hls_playlist_type', 'vod', '-hls_segment_type', 'fmp4', '-hls_flags', 'independent_segments',
+    '-f', 'hls', '-hls_time', String(SEGMENT_S), '-hls_playlist_type', 'event', '-hls_segment_type', 'fmp4', '-hls_flags', 'independent_segments',
     '-hls_fmp4_init_filename', 'init.mp4', '-hls_segment_filename', `${paths.workDir}/%v/seg_%05d.m4s`,
     '-var_stream_map', plan.map((r, i) => `v:${i},a:${i},name:${r.name}`).join(' '),
     '-master_pl_name', 'master.m3u8', `${paths.workDir}/%v/playlist.m3u8`,

@@ -44,7 +44,9 @@ export const DELETION_CHECK_MS = 2_000;
  * from scratch, after the previous attempt's leftovers (files and a still-running ffmpeg) are
  * removed. A graceful stop gives running jobs back to the queue; a crash leaves their leases to
  * expire (or, embedded, to be released on the next start). A job interrupted `maxAttempts` times
- * is failed rather than tried forever.
+ * is failed rather than tried forever. While ffmpeg runs, the segments every rendition has are
+ * linked into the asset's directory and the asset made `playable` (files first, then the state),
+ * so it plays before it is ready; a failure or stop midway removes them with the rest.
  */
 export class PackagingRunner {
   private readonly maxAttempts: number;
@@ -141,6 +143,10 @@ export class PackagingRunner {
       return false;
     }, (err) => log.warn({ ...context, err }, 'could not look whether a packaged asset still exists'));
     let progressWrites = Promise.resolve();
+    // Files of this attempt linked into the asset's directory for progressive playback.
+    const placed = new Set<string>();
+    let playableFailed = false;
+    let playableSince: number | undefined;
     let outcome: PackagingOutcome;
     try {
       outcome = await this.options.packager.package({
@@ -152,6 +158,26 @@ export class PackagingRunner {
           progressWrites = progressWrites
             .then(() => store.setProgress(assetId, fence, percent, clock.now()))
             .then(() => undefined, (err: unknown) => log.warn({ ...context, err }, 'could not record packaging progress'));
+        },
+        // The files first, then the state: an asset is `playable` only once the edge can play it.
+        onPlayable: (output) => {
+          progressWrites = progressWrites
+            .then(async () => {
+              if (playableFailed || controller.signal.aborted) return;
+              await files.publishProgressive(owner, assetId, attempt.workDir, output, placed);
+              const { manifest } = output;
+              const renditions = manifest.renditions.map(({ name, width, height, bandwidth }) => ({ name, width, height, bandwidth }));
+              const written = await store.setPlayable(assetId, fence, { durationMs: Math.round(manifest.duration_s * 1000), renditions }, clock.now());
+              if (written && playableSince === undefined) {
+                playableSince = clock.now();
+                log.info({ ...context, playable_s: manifest.duration_s }, 'asset playable while packaged');
+              }
+            })
+            .catch((err: unknown) => {
+              // Playing early is a bonus: packaging goes on, and the asset is played once ready.
+              playableFailed = true;
+              log.warn({ ...context, err }, 'could not make the asset playable while packaged');
+            });
         },
       });
     } catch (err) {

@@ -32,6 +32,12 @@ export interface VariantPlaylist {
   targetDurationS?: number | undefined;
   mediaSequence: number;
   parts: readonly VariantPart[];
+  /**
+   * False while the content is still being packaged: an EVENT playlist (segments are only ever
+   * appended) without EXT-X-ENDLIST, that players start from its beginning (EXT-X-START), not
+   * at its live edge. Default true: a VOD playlist.
+   */
+  complete?: boolean;
 }
 
 const quoted = (uri: string) => `"${uri.replaceAll('"', '%22')}"`;
@@ -49,24 +55,27 @@ export function renderMultivariant(version: number, variants: readonly VariantEn
 }
 
 /**
- * A VOD media playlist: the parts in order (prerolls first), each with its own EXT-X-MAP and an
- * EXT-X-DISCONTINUITY between them (timestamps and encoding change from one to the next).
+ * A VOD media playlist (or, for content still being packaged, an EVENT one): the parts in order
+ * (prerolls first), each with its own EXT-X-MAP and an EXT-X-DISCONTINUITY between them
+ * (timestamps and encoding change from one to the next).
  */
 export function renderVariant(p: VariantPlaylist): string {
   const durations = p.parts.flatMap((part) => part.segments.map((s) => s.durationS));
+  const complete = p.complete ?? true;
   const lines = [
     '#EXTM3U',
     `#EXT-X-VERSION:${p.version}`,
     `#EXT-X-TARGETDURATION:${Math.max(targetDurationOf(durations), p.targetDurationS ?? 0)}`,
     `#EXT-X-MEDIA-SEQUENCE:${p.mediaSequence}`,
-    '#EXT-X-PLAYLIST-TYPE:VOD',
+    `#EXT-X-PLAYLIST-TYPE:${complete ? 'VOD' : 'EVENT'}`,
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
+  if (!complete) lines.push('#EXT-X-START:TIME-OFFSET=0');
   p.parts.forEach((part, i) => {
     if (i > 0) lines.push('#EXT-X-DISCONTINUITY');
     lines.push(`#EXT-X-MAP:URI=${quoted(part.map)}`);
     for (const s of part.segments) lines.push(`#EXTINF:${s.durationS.toFixed(3)},`, s.uri);
   });
-  lines.push('#EXT-X-ENDLIST');
+  if (complete) lines.push('#EXT-X-ENDLIST');
   return `${lines.join('\n')}\n`;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.js';
 import { assetDir, isSafePathId } from '../../platform/media/media-layout.js';
-import { MANIFEST_FILE, parsePackagedManifest, type PackagedManifest, type PackagedRendition } from '../../platform/media/packaged-manifest.js';
+import { MANIFEST_FILE, parsePackagedManifest, parseProgressiveManifest, PROGRESSIVE_FILE, type PackagedManifest, type PackagedRendition } from '../../platform/media/packaged-manifest.js';
 
 /** A packaged asset as the edge plays it: its manifest, where its files are, and which files a session may fetch. */
 export interface PackagedAsset {
@@ -15,11 +15,20 @@ export interface PackagedAsset {
   renditions: ReadonlyMap<string, PackagedRendition>;
   /** Every init segment and media segment the manifest names (paths relative to `dir`). */
   files: ReadonlySet<string>;
+  /**
+   * False while the asset is still being packaged (progressive.json): its manifest holds the
+   * segments packaged so far, `expectedDurationS` what it will last, and it plays as an EVENT playlist.
+   */
+  complete: boolean;
+  expectedDurationS: number;
 }
 
 /** The port to the asset library's packaged output: read-only, no database. */
 export interface MediaLibrary {
-  /** The packaged asset, or undefined when the workspace's library does not hold it (or it is not packaged yet). */
+  /**
+   * The packaged asset (complete, or still being packaged but playable), or undefined when the
+   * workspace's library does not hold it (or nothing of it plays yet).
+   */
   find(owner: string, assetId: string): Promise<PackagedAsset | undefined>;
 }
 
@@ -44,20 +53,35 @@ export interface FileMediaLibraryOptions {
 
 const versionOf = (s: { ino: number; mtimeMs: number; size: number }) => `${s.ino}:${s.mtimeMs}:${s.size}`;
 
-export function toPackagedAsset(owner: string, assetId: string, dir: string, manifest: PackagedManifest): PackagedAsset {
+/** The asset `manifest` describes; `expectedDurationS` only while it is still being packaged. */
+export function toPackagedAsset(owner: string, assetId: string, dir: string, manifest: PackagedManifest, expectedDurationS?: number): PackagedAsset {
   const files = new Set<string>();
   for (const r of manifest.renditions) {
     files.add(r.init);
     for (const s of r.segments) files.add(s.uri);
   }
-  return { owner, assetId, dir, manifest, renditions: new Map(manifest.renditions.map((r) => [r.name, r])), files };
+  const complete = expectedDurationS === undefined;
+  return { owner, assetId, dir, manifest, renditions: new Map(manifest.renditions.map((r) => [r.name, r])), files, complete, expectedDurationS: expectedDurationS ?? manifest.duration_s };
+}
+
+/** The manifest file's identity, or undefined when there is none (or no such directory). */
+async function versionOfFile(file: string): Promise<string | undefined> {
+  try {
+    return versionOf(await stat(file));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }
 
 /**
  * Reads the manifests of packaged assets (`assetDir` of the media layout) through the one parser.
  * A manifest read once is reused and its file checked again (one stat) once `revalidateMs` has
  * passed, so a popular asset costs no file read per request while a deleted or repackaged asset
- * shows within that time. Lookups of the same asset at the same moment share one read.
+ * shows within that time. Lookups of the same asset at the same moment share one read. An asset
+ * still being packaged is read from its progressive.json (so its new segments show within that
+ * time too) until its manifest.json is in place.
  */
 export class FileMediaLibrary implements MediaLibrary {
   private readonly entries: LRUCache<string, Entry>;
@@ -84,13 +108,22 @@ export class FileMediaLibrary implements MediaLibrary {
 
   private async load(owner: string, assetId: string, key: string, previous: Entry | undefined): Promise<PackagedAsset | undefined> {
     const dir = assetDir(this.options.root, owner, assetId);
-    const file = join(dir, MANIFEST_FILE);
     const checkedAt = this.options.clock.now();
-    let version: string;
+    // manifest.json once packaged; before, progressive.json while what is packaged so far plays.
+    let file = join(dir, MANIFEST_FILE);
+    let version: string | undefined;
     try {
-      version = versionOf(await stat(file));
+      version = await versionOfFile(file);
+      if (version === undefined) {
+        file = join(dir, PROGRESSIVE_FILE);
+        version = await versionOfFile(file);
+        if (version !== undefined) version = `progressive:${version}`;
+      }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') this.options.onError?.(`cannot read ${file}`, error);
+      this.options.onError?.(`cannot read ${file}`, error);
+      version = undefined;
+    }
+    if (version === undefined) {
       this.entries.set(key, { asset: undefined, checkedAt, version: '' });
       return undefined;
     }
@@ -100,8 +133,19 @@ export class FileMediaLibrary implements MediaLibrary {
     }
     let asset: PackagedAsset | undefined;
     try {
-      asset = toPackagedAsset(owner, assetId, dir, parsePackagedManifest(await readFile(file, 'utf8')));
+      const text = await readFile(file, 'utf8');
+      if (file.endsWith(PROGRESSIVE_FILE)) {
+        const progressive = parseProgressiveManifest(text);
+        asset = toPackagedAsset(owner, assetId, dir, progressive, progressive.expected_duration_s);
+      } else {
+        asset = toPackagedAsset(owner, assetId, dir, parsePackagedManifest(text));
+      }
     } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && file.endsWith(PROGRESSIVE_FILE)) {
+        // Replaced by manifest.json between the stat and the read: the asset is complete now.
+        return this.load(owner, assetId, key, undefined);
+      }
       // A manifest that breaks the contract is an asset the edge cannot play: not packaged.
       this.options.onError?.(`${file} is not a valid packaged manifest`, error);
       asset = undefined;

@@ -137,7 +137,7 @@ export class PlaybackEdgeService {
     const assets: PackagedAsset[] = [];
     for (const id of outcome.ads.slice(0, 10)) {
       const asset = await this.deps.library.find(checked.owner, id);
-      if (!asset) return failure(122, 422, `ad configuration ${config.name}: ad asset ${id.slice(0, 64)} is not packaged in the library`);
+      if (!asset?.complete) return failure(122, 422, `ad configuration ${config.name}: ad asset ${id.slice(0, 64)} is not packaged in the library`);
       assets.push(asset);
     }
     return { assets, latencyMs };

@@ -83,7 +83,7 @@ const kindOf = (path: string): SessionRequestKind => {
 };
 
 export type SessionAnswer =
-  /** `live`: a live playlist, rewritten from the slicer's output on each request (never cached). */
+  /** `live`: a live playlist, rewritten from the slicer's output on each request, or one of an asset still being packaged (never cached). */
   | { kind: 'playlist'; text: string; live?: boolean }
   | {
       kind: 'file';
@@ -265,7 +265,8 @@ export class PlaybackSessionService {
       this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
     }
     this.deps.onOutcome?.('variant', null);
-    return { kind: 'playlist', text };
+    // A playlist that grows while its asset is packaged is never cached (players reload it).
+    return { kind: 'playlist', text, ...(content.complete ? {} : { live: true }) };
   }
 
   private async file(call: SessionCall, grant: SessionGrant, asset: PackagedAsset, file: string, ts: number, first: 'start' | 'ad'): Promise<SessionAnswer> {

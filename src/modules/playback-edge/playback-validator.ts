@@ -7,7 +7,8 @@ import { adConfigProblems, mayPlayAcross, type AdConfig, type PlaybackDirectory 
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { parsePlaybackOptions, type PlaybackOptions } from './playback-params.js';
 import { contentTypeOf, playbackSignature, TOKEN_VERSION, type ContentKind, type PlaybackQuery } from './playback-token.js';
-import { checkEventWindow, planSegments, sessionPlanOf } from './segment-plan.js';
+import { checkEventWindow, sessionPlanOf } from './segment-plan.js';
+import { plannedRange } from './session-media.js';
 import type { SessionPlan } from './session-token.js';
 import { releaseClaims, type SingleUseClaim, type SingleUseGuard } from './single-use-guard.js';
 
@@ -150,7 +151,7 @@ async function contentOf(
   if (!asset) return failure(999, 404, `asset ${req.contentId.slice(0, 64)} is not in the library (or not packaged yet)`);
   const plan = sessionPlanOf(options);
   for (const rendition of asset.manifest.renditions) {
-    const range = planSegments(rendition.segments.map((s) => s.duration_s), asset.manifest.duration_s, plan);
+    const range = plannedRange(asset, rendition, plan);
     if (range instanceof PlaybackFailure) return range;
   }
   return { content: { kind: 'asset', asset }, plan };
@@ -207,7 +208,8 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
     const problems = adConfigProblems(adConfig);
     if (problems.length > 0) return failure(122, 422, `ad configuration ${adConfig.name} is not set up: ${problems.join('; ')}`);
     for (const adAsset of adConfig.adAssetIds) {
-      if (!(await deps.library.find(owner, adAsset))) return failure(122, 422, `ad configuration ${adConfig.name} names ad asset ${adAsset}, which is not packaged in the library`);
+      // An ad is stitched whole: one still being packaged is not an ad yet.
+      if (!(await deps.library.find(owner, adAsset))?.complete) return failure(122, 422, `ad configuration ${adConfig.name} names ad asset ${adAsset}, which is not packaged in the library`);
     }
   }
 

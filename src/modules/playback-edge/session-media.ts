@@ -2,8 +2,8 @@ import { hlsVersionOf, renderMultivariant, renderVariant, type VariantEntry, typ
 import type { PackagedAsset } from './media-library.js';
 import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
-import { planSegments } from './segment-plan.js';
-import type { SessionGrant } from './session-token.js';
+import { planSegments, type SegmentRange } from './segment-plan.js';
+import type { SessionGrant, SessionPlan } from './session-token.js';
 
 /**
  * A session's files, under `/play/s/<token>/`:
@@ -43,9 +43,33 @@ export function multivariantOf(token: string, grant: SessionGrant, content: Pack
   return renderMultivariant(hlsVersionOf(grant.plan.hlsVersion), variants);
 }
 
-/** One rendition's variant playlist: every ad whole (its closest rendition), then the planned content segments. */
+/**
+ * The segments of a rendition a session plays. A complete asset is planned over its segments. An
+ * asset still being packaged is planned over what it will be (the segments packaged so far, then
+ * segments of the target length up to its expected duration), so a URL's slice means the same
+ * before and after it is ready, and listed as far as it is packaged (`end` may then be at or
+ * before `first`: nothing of the slice is packaged yet).
+ */
+export function plannedRange(content: PackagedAsset, rendition: PackagedRendition, plan: SessionPlan): SegmentRange | PlaybackFailure {
+  const durations = rendition.segments.map((s) => s.duration_s);
+  if (content.complete) return planSegments(durations, content.manifest.duration_s, plan);
+  const packaged = durations.length;
+  const segmentS = content.manifest.segment_s;
+  const expected = content.expectedDurationS;
+  let at = durations.reduce((sum, d) => sum + d, 0);
+  while (expected - at > 0.001) {
+    const d = Math.min(segmentS, expected - at);
+    durations.push(d);
+    at += d;
+  }
+  const range = planSegments(durations, expected, plan);
+  if (range instanceof PlaybackFailure) return range;
+  return { ...range, end: Math.min(range.end, packaged) };
+}
+
+/** One rendition's variant playlist: every ad whole (its closest rendition), then the planned content segments (growing, as an EVENT playlist, while packaged). */
 export function variantOf(grant: SessionGrant, content: PackagedAsset, rendition: PackagedRendition, ads: readonly PackagedAsset[]): string | PlaybackFailure {
-  const range = planSegments(rendition.segments.map((s) => s.duration_s), content.manifest.duration_s, grant.plan);
+  const range = plannedRange(content, rendition, grant.plan);
   if (range instanceof PlaybackFailure) return range;
   const parts: VariantPart[] = ads.map((ad, n) => {
     const r = closestRendition(ad, rendition);
@@ -53,9 +77,11 @@ export function variantOf(grant: SessionGrant, content: PackagedAsset, rendition
   });
   parts.push({
     map: contentUri(rendition.init),
-    segments: rendition.segments.slice(range.first, range.end).map((s) => ({ uri: contentUri(s.uri), durationS: s.duration_s })),
+    segments: rendition.segments.slice(range.first, Math.max(range.first, range.end)).map((s) => ({ uri: contentUri(s.uri), durationS: s.duration_s })),
   });
-  return renderVariant({ version: hlsVersionOf(grant.plan.hlsVersion), targetDurationS: grant.plan.targetDurationS, mediaSequence: range.mediaSequence, parts });
+  // The target of a growing playlist stays what its segments will need (it may not change between reloads).
+  const target = content.complete ? grant.plan.targetDurationS : Math.max(grant.plan.targetDurationS ?? 0, Math.ceil(content.manifest.segment_s));
+  return renderVariant({ version: hlsVersionOf(grant.plan.hlsVersion), targetDurationS: target, mediaSequence: range.mediaSequence, parts, complete: content.complete });
 }
 
 /** What a path under the session token names. */

@@ -23,6 +23,12 @@ export const MAX_SEGMENT_S = 600;
 export const MAX_RENDITION_SIDE = 16384;
 
 export const MANIFEST_FILE = 'manifest.json';
+/**
+ * The manifest of an asset still being packaged (beside its segments, in the asset's directory):
+ * the segments every rendition has so far, rewritten as more are written, removed once
+ * `manifest.json` is in place. The edge serves it as a growing EVENT playlist.
+ */
+export const PROGRESSIVE_FILE = 'progressive.json';
 export const POSTER_FILE = 'poster.jpg';
 
 /**
@@ -58,17 +64,39 @@ export const PackagedManifestSchema = Type.Object({
   renditions: Type.Array(PackagedRenditionSchema, { minItems: 1, maxItems: MAX_RENDITIONS, description: 'Highest first' }),
 });
 
+export const ProgressiveManifestSchema = Type.Composite([
+  PackagedManifestSchema,
+  Type.Object({
+    expected_duration_s: Type.Number({ exclusiveMinimum: 0, description: 'Duration the asset will have once packaged (the source\'s), seconds' }),
+  }),
+]);
+
 export type PackagedRendition = Static<typeof PackagedRenditionSchema>;
+export type ProgressiveManifest = Static<typeof ProgressiveManifestSchema>;
 export type PackagedManifest = Static<typeof PackagedManifestSchema>;
 
-/** What breaks the contract in a manifest, or undefined when it holds. */
-function problemOf(value: unknown): string | undefined {
-  if (!Value.Check(PackagedManifestSchema, value)) {
-    const first = Value.Errors(PackagedManifestSchema, value).First();
-    return `manifest.json breaks the packaged layout at ${first?.path || '/'}: ${first?.message ?? 'invalid'}`;
+/** What breaks the contract in a manifest (or, with `ProgressiveManifestSchema`, a progressive one), or undefined when it holds. */
+function problemOf(value: unknown, schema: typeof PackagedManifestSchema | typeof ProgressiveManifestSchema = PackagedManifestSchema, file = MANIFEST_FILE): string | undefined {
+  if (!Value.Check(schema, value)) {
+    const first = Value.Errors(schema, value).First();
+    return `${file} breaks the packaged layout at ${first?.path || '/'}: ${first?.message ?? 'invalid'}`;
   }
-  if (new Set(value.renditions.map((r) => r.name)).size !== value.renditions.length) return 'manifest.json names a rendition twice';
+  const { renditions } = value as PackagedManifest;
+  if (new Set(renditions.map((r) => r.name)).size !== renditions.length) return `${file} names a rendition twice`;
   return undefined;
+}
+
+/** Parses `progressive.json` text; throws with the first problem when it breaks the contract. */
+export function parseProgressiveManifest(text: string): ProgressiveManifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${PROGRESSIVE_FILE} is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const problem = problemOf(parsed, ProgressiveManifestSchema, PROGRESSIVE_FILE);
+  if (problem !== undefined) throw new Error(problem);
+  return parsed as ProgressiveManifest;
 }
 
 /** Parses `manifest.json` text; throws with the first problem when it breaks the contract. */
@@ -103,18 +131,29 @@ export async function readPackagedManifest(dir: string): Promise<PackagedManifes
 export async function writeManifest(dir: string, manifest: PackagedManifest): Promise<void> {
   const problem = problemOf(manifest);
   if (problem !== undefined) throw new Error(problem);
+  await replaceFile(dir, MANIFEST_FILE, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/** Writes `progressive.json` into `dir` atomically, after checking it like `writeManifest` (compact: it is rewritten often). */
+export async function writeProgressiveManifest(dir: string, manifest: ProgressiveManifest): Promise<void> {
+  const problem = problemOf(manifest, ProgressiveManifestSchema, PROGRESSIVE_FILE);
+  if (problem !== undefined) throw new Error(problem);
+  await replaceFile(dir, PROGRESSIVE_FILE, JSON.stringify(manifest));
+}
+
+async function replaceFile(dir: string, name: string, text: string): Promise<void> {
   // Dot-named and unique: never mistaken for content, and concurrent writers never share one.
-  const temp = join(dir, `.${MANIFEST_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
-    await rename(temp, join(dir, MANIFEST_FILE));
+    await writeFile(temp, text);
+    await rename(temp, join(dir, name));
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
 }
 
-const round3 = (value: number) => Math.round(value * 1000) / 1000;
+export const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
 /** A rendition as encoded: its directory under the asset's is its name, holding `playlist.m3u8`, `init.mp4` and the segments. */
 export interface EncodedRendition {
@@ -137,6 +176,12 @@ export async function describeRendition(dir: string, rendition: EncodedRendition
   const segments = await Promise.all(
     listed.segments.map(async (s) => ({ uri: `${name}/${s.uri}`, duration_s: round3(s.durationS), bytes: (await stat(join(dir, name, s.uri))).size })),
   );
+  return renditionOf(rendition, `${name}/${listed.init}`, segments);
+}
+
+/** A rendition's manifest entry from its segments (at least one): peak and average bit rates from their sizes. */
+export function renditionOf(rendition: EncodedRendition, init: string, segments: PackagedRendition['segments']): PackagedRendition {
+  const { name } = rendition;
   const totalS = segments.reduce((sum, s) => sum + s.duration_s, 0);
   const totalBits = segments.reduce((sum, s) => sum + s.bytes * 8, 0);
   const peak = Math.max(...segments.map((s) => (s.duration_s > 0 ? (s.bytes * 8) / s.duration_s : 0)));
@@ -148,7 +193,7 @@ export async function describeRendition(dir: string, rendition: EncodedRendition
     average_bandwidth: Math.ceil(totalS > 0 ? totalBits / totalS : 0),
     codecs: rendition.codecs,
     playlist: `${name}/playlist.m3u8`,
-    init: `${name}/${listed.init}`,
+    init,
     segments,
   };
 }

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assetDir } from '../../../platform/media/media-layout.js';
-import { POSTER_FILE, writeManifest, type PackagedManifest, type PackagedRendition } from '../../../platform/media/packaged-manifest.js';
+import { POSTER_FILE, writeManifest, writeProgressiveManifest, type PackagedManifest, type PackagedRendition } from '../../../platform/media/packaged-manifest.js';
 
 export { packageTestPattern as packageWithFfmpeg, type TestPatternOptions } from '../../../simulator/pattern-clip.js';
 
@@ -26,6 +26,11 @@ export interface FakeAssetOptions {
   durations?: number[];
   /** Bytes of each media segment; default 188. */
   segmentBytes?: number;
+  /**
+   * Still being packaged: the asset will last this long (seconds), and `durations` are its
+   * segments so far, described in progressive.json as the asset library writes it while packaging.
+   */
+  progressiveExpectedS?: number;
 }
 
 export const FAKE_RENDITIONS: FakeRendition[] = [
@@ -60,7 +65,13 @@ export async function writeFakeAsset(root: string, owner: string, assetId: strin
     await writeFile(join(dir, r.name, 'playlist.m3u8'), `${playlist.join('\n')}\n`);
     renditions.push({ ...r, average_bandwidth: Math.round(r.bandwidth * 0.8), codecs: 'avc1.64001f,mp4a.40.2', playlist: `${r.name}/playlist.m3u8`, init: `${r.name}/init.mp4`, segments });
   }
-  const manifest: PackagedManifest = { version: 1, duration_s: durations.reduce((a, b) => a + b, 0), segment_s: Math.max(...durations), poster: POSTER_FILE, renditions };
+  const durationS = durations.reduce((a, b) => a + b, 0);
+  if (options.progressiveExpectedS !== undefined) {
+    const progressive = { version: 1 as const, duration_s: durationS, segment_s: 4, renditions, expected_duration_s: options.progressiveExpectedS };
+    await writeProgressiveManifest(dir, progressive);
+    return progressive;
+  }
+  const manifest: PackagedManifest = { version: 1, duration_s: durationS, segment_s: Math.max(...durations), poster: POSTER_FILE, renditions };
   await writeFile(join(dir, POSTER_FILE), Buffer.from('not a jpeg'));
   await writeManifest(dir, manifest);
   return manifest;
