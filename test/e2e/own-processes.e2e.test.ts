@@ -59,9 +59,18 @@ describe('a server touches only its own processes and ports', { skip, timeout: 1
     await eventually(async () => (await client.managedSlicers.getTask(slicer.task.id)).state === 'COMPLETED', 'the slicer runs');
     ingestUrl = (await client.managedSlicers.get(slicerId)).ingest_url ?? '';
     assert.match(ingestUrl, new RegExp(`^srt://127\\.0\\.0\\.1:${PORT}\\?`));
-    const slicerDir = join(source, 'media', 'live', owner, slicerId);
-    await eventually(() => pidsNaming(slicerDir).length === 1, 'its ffmpeg runs');
-    pid = pidsNaming(slicerDir)[0] as number;
+    // The slicer's ffmpeg is the one process whose command line holds the tag its marker names (the
+    // window's directory, or the private directory of its low-latency output sockets).
+    const marker = join(source, 'media', 'live', owner, slicerId, '.slicer-process.json');
+    const tagOf = (): string => {
+      try {
+        return (JSON.parse(readFileSync(marker, 'utf8')) as { tag: string }).tag;
+      } catch {
+        return '';
+      }
+    };
+    await eventually(() => tagOf() !== '' && pidsNaming(tagOf()).length === 1, 'its ffmpeg runs');
+    pid = pidsNaming(tagOf())[0] as number;
   });
   after(async () => {
     for (const server of servers.reverse()) if (server.child.exitCode === null && server.child.signalCode === null) await server.stop();
