@@ -154,6 +154,8 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       ports: parsePortRange(config.slicerPorts),
       windowSegments: config.slicerWindowSegments,
       lowLatency: config.liveLowLatency,
+      dvrWindowS: config.liveDvrWindowS,
+      reconnectGraceMs: config.liveReconnectGraceMs,
       preset: 'veryfast',
       clock,
       log,

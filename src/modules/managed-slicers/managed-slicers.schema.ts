@@ -125,7 +125,7 @@ export type ManagedSlicerTaskView = Static<typeof ManagedSlicerTaskSchema>;
 
 export const LiveStateSchema = literals(
   liveStates,
-  'provisioning, waiting_for_source (listening, no source yet or the source went away), live (media arriving), restarting (after a crash, with backoff), failed or stopped',
+  'provisioning, waiting_for_source (listening, no source yet or the source went away), live (media arriving), reconnecting (a live source went away: the event goes on if it is back within PLAYLINE_LIVE_RECONNECT_GRACE_MS), restarting (after a crash, with backoff), failed or stopped',
 );
 
 export const LiveStatusSchema = Type.Object(
