@@ -62,7 +62,7 @@ export interface FfmpegProvisionerOptions {
   events?: OperationalEventSink;
   /** Encoder drop-outs: a source back within this many ms continues the event (PLAYLINE_LIVE_RECONNECT_GRACE_MS). Default 0. */
   reconnectGraceMs?: number;
-  /** DVR: seconds of segments a low-latency live window keeps (PLAYLINE_LIVE_DVR_WINDOW_S). Default 0 (windowSegments only). */
+  /** DVR: the default and largest window, seconds, of a low-latency live output (PLAYLINE_LIVE_DVR_WINDOW_S); a slicer's dvr_window_s chooses within it. Default 0 (windowSegments only). */
   dvrWindowS?: number;
   /** Write the live window as LL-HLS (parts, blocking reloads) rather than with ffmpeg's HLS muxer (PLAYLINE_LIVE_LL_HLS). Default false. */
   lowLatency?: boolean;
@@ -327,7 +327,8 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
           segmentTargetS: LIVE_SEGMENT_S,
           partTargetS: LIVE_PART_TARGET_S,
           windowSegments: this.options.windowSegments,
-          dvrWindowS: this.options.dvrWindowS ?? 0,
+          // The slicer's own window, never past the deployment's (it may have been lowered since).
+          dvrWindowS: Math.min(s.config.dvr_window_s ?? this.options.dvrWindowS ?? 0, this.options.dvrWindowS ?? 0),
           reconnectGraceMs: this.options.reconnectGraceMs ?? 0,
           maxSegmentBytes: MAX_LOW_LATENCY_SEGMENT_BYTES,
           onError: (err, rendition) => this.options.log.warn({ err, slicerId: s.slicerId, rendition }, 'could not write the low-latency live window'),
