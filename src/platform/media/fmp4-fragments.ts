@@ -1,4 +1,4 @@
-import { tracksOfInit, type Fmp4Track } from './fmp4-tracks.js';
+import { boxesOf, child, tracksOfInit, type Fmp4Track } from './fmp4-tracks.js';
 
 /**
  * Cuts a fragmented MP4 byte stream (ffmpeg's `-f mp4 -movflags +frag_keyframe+delay_moov+default_base_moof`
@@ -27,26 +27,6 @@ export interface Fmp4Fragment {
 export type Fmp4Piece = { kind: 'init'; init: Fmp4Init } | { kind: 'fragment'; fragment: Fmp4Fragment };
 
 const SAMPLE_IS_NON_SYNC = 0x0001_0000;
-
-interface Box {
-  type: string;
-  body: Buffer;
-}
-
-function* boxesOf(data: Buffer): Generator<Box> {
-  let at = 0;
-  while (at + 8 <= data.length) {
-    const size = data.readUInt32BE(at);
-    if (size < 8 || at + size > data.length) return;
-    yield { type: data.toString('latin1', at + 4, at + 8), body: data.subarray(at + 8, at + size) };
-    at += size;
-  }
-}
-
-const child = (data: Buffer, type: string): Buffer | undefined => {
-  for (const box of boxesOf(data)) if (box.type === type) return box.body;
-  return undefined;
-};
 
 interface TrafTiming {
   trackId: number;

@@ -18,13 +18,14 @@ export interface Fmp4Track {
   defaultSampleDuration?: number;
 }
 
-interface Box {
+export interface Box {
   type: string;
   /** The box's payload (after its header). */
   body: Buffer;
 }
 
-function* boxesOf(data: Buffer): Generator<Box> {
+/** The boxes in `data`, in order (32- and 64-bit sizes; a box cut short ends the walk). */
+export function* boxesOf(data: Buffer): Generator<Box> {
   let at = 0;
   while (at + 8 <= data.length) {
     let size = data.readUInt32BE(at);
@@ -43,7 +44,7 @@ function* boxesOf(data: Buffer): Generator<Box> {
   }
 }
 
-const child = (data: Buffer, type: string): Buffer | undefined => {
+export const child = (data: Buffer, type: string): Buffer | undefined => {
   for (const box of boxesOf(data)) if (box.type === type) return box.body;
   return undefined;
 };
