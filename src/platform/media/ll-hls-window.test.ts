@@ -174,6 +174,24 @@ test('encoder drop-out within the grace: the same playlist goes on after EXT-X-D
   }
 });
 
+test('the encoder gone: the playlist lists no part (hls.js reads a last complete segment under parts as the next one continuing, which a reconnect would contradict); back: parts again', async () => {
+  const w = dvrWindowIn({ dvrWindowS: 60, reconnectGraceMs: 30_000 });
+  try {
+    await w.window.start({ bytes: Buffer.from('init-1'), tracks: [] });
+    await w.push(0, 6.4);
+    assert.ok(w.playlist().segments.some((s) => s.parts.length > 0), 'parts while the run goes on');
+    await w.window.end();
+    assert.ok(w.playlist().segments.every((s) => s.parts.length === 0 && s.uri), 'no part, no preload hint: only complete segments');
+    assert.ok(!/#EXT-X-PART:|#EXT-X-PRELOAD-HINT/.test(w.text()));
+    w.clock.advance(3000);
+    await w.window.start({ bytes: Buffer.from('init-2'), tracks: [] });
+    await w.push(0, 2.4);
+    assert.ok(/#EXT-X-PART:/.test(w.text()), 'parts again once media comes back');
+  } finally {
+    w.done();
+  }
+});
+
 test('a discontinuity sliding out of the DVR window: EXT-X-DISCONTINUITY-SEQUENCE counts it, the first run\'s init segment goes', async () => {
   const w = dvrWindowIn({ dvrWindowS: 10, reconnectGraceMs: 30_000 });
   try {

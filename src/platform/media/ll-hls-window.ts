@@ -317,11 +317,15 @@ export class LowLatencyWindow {
         }),
     );
     // Parts are listed for the last three target durations only (RFC 8216bis 6.2.2); their files stay as long as their segment.
+    // None once the run ended: a playlist that lists parts and ends on a complete segment tells hls.js
+    // the next segment continues the same timeline (its implied hint), which a reconnect then breaks
+    // with EXT-X-DISCONTINUITY ("discontinuity sequence mismatch", fatal).
+    const listParts = this.running;
     const openListed = this.open?.partsListed === true;
     let recent = openListed && this.open ? this.open.endS - this.open.startS : 0;
     // And on three segments at most, the one being written included (hls-parser's reading of the same rule).
     let withParts = openListed ? 1 : 0;
-    for (let i = listed.length - 1; i >= tailFrom && withParts < 3; i--, withParts++) {
+    for (let i = listed.length - 1; listParts && i >= tailFrom && withParts < 3; i--, withParts++) {
       const s = listed[i] as WindowSegment;
       if (recent + s.durationS > 3 * this.targetS + 0.001) break;
       if (s.partsListed) (segments[i - tailFrom] as InstanceType<typeof Segment>).parts = s.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
