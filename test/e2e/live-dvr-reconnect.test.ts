@@ -84,10 +84,11 @@ describe('live DVR window and encoder reconnect: one event, one discontinuity, h
     await page.evaluate('window.reasons = []; window.hls.on("hlsError", (_e, d) => window.reasons.push(String(d.reason || (d.error && d.error.message) || d.details)))');
     await page.waitForFunction('document.getElementById("video").currentTime > 2', undefined, { timeout: 60_000 });
     await first;
-    const before = await playlist();
-    const lastBefore = before.segments.filter((s) => s.uri).at(-1)?.mediaSequenceNumber as number;
-    // The encoder is gone: the slicer shows the gap.
+    // The encoder is gone: the slicer shows the gap, and the window's run has ended (its last segment closed, no part listed).
     await eventually(async () => (await t.client.managedSlicers.get(slicerId)).live?.state === 'reconnecting', 'live.state reconnecting during the gap', 10_000);
+    await eventually(async () => (await playlist()).segments.every((s) => s.uri && s.parts.length === 0), 'the first run\'s window closed', 10_000);
+    const before = await playlist();
+    const lastBefore = before.segments.at(-1)?.mediaSequenceNumber as number;
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const shownAtCut = (await video(page, 'v.currentTime')) as number;
     const second = push(10);
