@@ -57,6 +57,17 @@ describe('playline slicers rotate-key (the CLI over a running server)', () => {
     });
   });
 
+  test('update --dvr-window-s sets the slicer\'s DVR window; a value past the server\'s bound or not whole seconds is refused', async () => {
+    const slicer = await t.client.managedSlicers.create({ ...slicerBody('dvr'), ingest_protocol: 'srt' });
+    const out = await cli('update', slicer.id, '--dvr-window-s', '900');
+    assert.match(out.stdout, new RegExp(`^slicer ${slicer.id}: dvr_window_s 900 \\(task [0-9a-f-]{36}, UPDATE (PENDING|IN_PROGRESS)\\)$`, 'm'));
+    assert.equal((await t.client.managedSlicers.get(slicer.id)).dvr_window_s, 900);
+    await assert.rejects(cli('update', slicer.id, '--dvr-window-s', '99999'), (err: { code: number; stderr: string }) => err.code === 1 && /400 validation_failed/.test(err.stderr));
+    await assert.rejects(cli('update', slicer.id, '--dvr-window-s', '1h'), (err: { code: number; stderr: string }) => err.code !== 0 && /whole seconds/.test(err.stderr));
+    assert.equal((await t.client.managedSlicers.get(slicer.id)).dvr_window_s, 900);
+    await runAllTasks(t.runtime.managedSlicers, clock, t.workspace.id);
+  });
+
   test('--help says what a rotation does', async () => {
     const help = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'slicers', 'rotate-key', '--help'], { cwd: root });
     assert.match(help.stdout, /Usage: playline slicers rotate-key \[options\] <id>/);

@@ -29,5 +29,23 @@ task completed. --json prints the whole slicer instead.`),
     process.stderr.write(`slicer ${slicer.id} restarts with the new key (task ${slicer.task.id}, ${slicer.task.state}); encoders using the old key are disconnected\n`);
   });
 
+  withApiOptions(
+    slicers
+      .command('update')
+      .description("Change a slicer's settings (an UPDATE task applies them: the slicer starts afresh)")
+      .argument('<id>', 'slicer id')
+      .requiredOption('--dvr-window-s <seconds>', 'DVR window of the live output: seconds players can seek back (0: the short live window; at most the server\'s PLAYLINE_LIVE_DVR_WINDOW_S)')
+      .addHelpText('after', `
+Example: playline slicers update 3f2a... --dvr-window-s 3600   (an hour of DVR)`),
+  ).action(async (id: string, opts: ApiOptions & { dvrWindowS: string }) => {
+    if (!/^[0-9]{1,5}$/.test(opts.dvrWindowS)) throw new Error(`--dvr-window-s takes whole seconds (0-43200), not "${opts.dvrWindowS}"`);
+    const slicer = await clientOf(opts).managedSlicers.update(id, { dvr_window_s: Number(opts.dvrWindowS) });
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(slicer, null, 2)}\n`);
+      return;
+    }
+    process.stdout.write(`slicer ${slicer.id}: dvr_window_s ${slicer.dvr_window_s ?? 'default'} (task ${slicer.task.id}, ${slicer.task.operation} ${slicer.task.state})\n`);
+  });
+
   return slicers;
 }

@@ -192,3 +192,13 @@ test('trusted proxies: addresses, CIDRs and named ranges are taken; anything els
     assert.throws(() => loadConfig({ PLAYLINE_TRUSTED_PROXIES: bad }), /PLAYLINE_TRUSTED_PROXIES \(--trusted-proxies\)/, bad);
   }
 });
+
+test('DVR window and encoder reconnect grace: 2 h and 30 s by default, bounded, bad values name the setting', () => {
+  const d = loadConfig({});
+  assert.deepEqual([d.liveDvrWindowS, d.liveReconnectGraceMs], [7200, 30000]);
+  const set = loadConfig({ PLAYLINE_LIVE_DVR_WINDOW_S: '0', PLAYLINE_LIVE_RECONNECT_GRACE_MS: '5000' });
+  assert.deepEqual([set.liveDvrWindowS, set.liveReconnectGraceMs], [0, 5000]);
+  assert.throws(() => loadConfig({ PLAYLINE_LIVE_DVR_WINDOW_S: '43201' }), /PLAYLINE_LIVE_DVR_WINDOW_S \(--live-dvr-window-s\)/);
+  assert.throws(() => loadConfig({ PLAYLINE_LIVE_DVR_WINDOW_S: '-1' }), /PLAYLINE_LIVE_DVR_WINDOW_S/);
+  assert.throws(() => loadConfig({ PLAYLINE_LIVE_RECONNECT_GRACE_MS: '600001' }), /PLAYLINE_LIVE_RECONNECT_GRACE_MS \(--live-reconnect-grace-ms\)/);
+});

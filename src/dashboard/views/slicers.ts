@@ -165,8 +165,10 @@ export function slicersView(ctx: ViewContext): View {
   const profile = h('select', { id: 'slicer-profile' }, ...options(outputProfiles));
   (profile.querySelector('option[value="hd-720p"]') as HTMLOptionElement).selected = true;
   const description = h('input', { type: 'text', id: 'slicer-description', maxlength: 500, autocomplete: 'off' });
+  // Empty: the server's default (PLAYLINE_LIVE_DVR_WINDOW_S).
+  const dvr = h('input', { type: 'number', id: 'slicer-dvr', min: 0, max: 43200, step: 1, placeholder: 'default', inputmode: 'numeric' });
   const fieldError = (path: string) => h('span', { class: 'field-error', 'data-error-for': path, hidden: true });
-  const fieldErrors = new Map<string, HTMLElement>(['/name', '/region', '/ingest_protocol', '/output_profile', '/description'].map((p) => [p, fieldError(p)]));
+  const fieldErrors = new Map<string, HTMLElement>(['/name', '/region', '/ingest_protocol', '/output_profile', '/dvr_window_s', '/description'].map((p) => [p, fieldError(p)]));
   const field = (label: string, input: HTMLElement, path: string) =>
     h('div', { class: 'field' }, h('label', { for: input.id }, label), input, fieldErrors.get(path) as HTMLElement);
   const create = h('button', { type: 'submit', class: 'primary', id: 'slicer-create' }, 'Create slicer');
@@ -176,6 +178,7 @@ export function slicersView(ctx: ViewContext): View {
     field('Region', region, '/region'),
     field('Ingest protocol', protocol, '/ingest_protocol'),
     field('Output profile', profile, '/output_profile'),
+    field('DVR window (s)', dvr, '/dvr_window_s'),
     field('Description', description, '/description'),
     h('div', { class: 'field actions' }, create),
   );
@@ -187,6 +190,7 @@ export function slicersView(ctx: ViewContext): View {
       region: region.value,
       ingest_protocol: protocol.value as IngestProtocol,
       output_profile: profile.value as OutputProfile,
+      ...(dvr.value.trim() !== '' ? { dvr_window_s: Number(dvr.value) } : {}),
       ...(description.value.trim() ? { description: description.value.trim() } : {}),
     };
     ctx.api.createSlicer(body).then(
@@ -195,6 +199,7 @@ export function slicersView(ctx: ViewContext): View {
         createProblem.clear();
         name.value = '';
         description.value = '';
+        dvr.value = '';
       },
       (err: unknown) => {
         const rest = showFieldErrors(err, fieldErrors);

@@ -25,6 +25,7 @@ import { keyedListenerSource, pushedPlaylistSource, rtmpFrontSource, type Slicer
 import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs, liveOutputArgs } from './live-profiles.js';
 import { LowLatencyOutput } from './ll-hls-output.js';
 import { LiveSlicerProcess, type LiveStatus } from './live-slicer-process.js';
+import { liveEventOf } from './live-status.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
 import type { RunnerLog } from './task-runner.js';
@@ -59,6 +60,10 @@ export interface FfmpegProvisionerOptions {
   hlsPush?: { baseUrl: () => string };
   /** Operational events: live.started as a slicer's live state goes to `live`, live.ended as it leaves it (webhooks). */
   events?: OperationalEventSink;
+  /** Encoder drop-outs: a source back within this many ms continues the event (PLAYLINE_LIVE_RECONNECT_GRACE_MS). Default 0. */
+  reconnectGraceMs?: number;
+  /** DVR: the default and largest window, seconds, of a low-latency live output (PLAYLINE_LIVE_DVR_WINDOW_S); a slicer's dvr_window_s chooses within it. Default 0 (windowSegments only). */
+  dvrWindowS?: number;
   /** Write the live window as LL-HLS (parts, blocking reloads) rather than with ffmpeg's HLS muxer (PLAYLINE_LIVE_LL_HLS). Default false. */
   lowLatency?: boolean;
 }
@@ -322,6 +327,9 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
           segmentTargetS: LIVE_SEGMENT_S,
           partTargetS: LIVE_PART_TARGET_S,
           windowSegments: this.options.windowSegments,
+          // The slicer's own window, never past the deployment's (it may have been lowered since).
+          dvrWindowS: Math.min(s.config.dvr_window_s ?? this.options.dvrWindowS ?? 0, this.options.dvrWindowS ?? 0),
+          reconnectGraceMs: this.options.reconnectGraceMs ?? 0,
           maxSegmentBytes: MAX_LOW_LATENCY_SEGMENT_BYTES,
           onError: (err, rendition) => this.options.log.warn({ err, slicerId: s.slicerId, rendition }, 'could not write the low-latency live window'),
         });
@@ -367,9 +375,12 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
           },
         );
       },
+      reconnectGraceMs: this.options.reconnectGraceMs ?? 0,
+      // Events, not runs: an encoder back within the grace (reconnecting > live) continues the event.
       onLiveStateChange: (state, previous) => {
-        if (state === 'live') this.options.events?.emit(s.owner, 'live.started', { slicer_id: s.slicerId, state });
-        else if (previous === 'live') this.options.events?.emit(s.owner, 'live.ended', { slicer_id: s.slicerId, state });
+        const event = liveEventOf(state, previous);
+        if (event === 'live.started') this.options.events?.emit(s.owner, 'live.started', { slicer_id: s.slicerId, state: 'live' });
+        else if (event === 'live.ended') this.options.events?.emit(s.owner, 'live.ended', { slicer_id: s.slicerId, state });
       },
       onRunEnd: (end) => {
         const context = { slicerId: s.slicerId, reason: end.reason, exitCode: end.result?.exitCode, signal: end.result?.signal, stderr: end.result?.stderrTail.slice(-3) };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../platform/clock.js';
 import { FakeProcessRunner, settle } from '../../platform/media/fake-process-runner.test-support.js';
 import { LiveSlicerProcess } from './live-slicer-process.js';
+import { liveEventOf, type LiveState } from './live-status.js';
 
 const slicerProcess = (clock: FakeClock, runs: FakeProcessRunner, restarts: { n: number }) =>
   new LiveSlicerProcess({
@@ -204,5 +205,42 @@ describe('LiveSlicerProcess', () => {
     assert.deepEqual(changes.slice(3), ['waiting_for_source>live']);
     await p.stop();
     assert.deepEqual(changes.slice(4), ['live>stopped']);
+  });
+
+  test('encoder drop-out: reconnecting within the grace (back live: the same event), waiting_for_source past it', async () => {
+    const clock = new FakeClock();
+    const runs = new FakeProcessRunner();
+    const changes: string[] = [];
+    const p = new LiveSlicerProcess({
+      command: 'ffmpeg', before: [], input: async () => ({ args: [] }), after: [], run: runs.run, clock,
+      restart: { backoff: { initialMs: 1000, maxMs: 4000 }, killGraceMs: 3000 }, stallMs: 10_000, reconnectGraceMs: 30_000,
+      onLiveStateChange: (state, previous) => changes.push(`${previous}>${state}`),
+    });
+    p.start();
+    await settle();
+    runs.last().progress({ totalSize: 0, outTimeUs: 0 });
+    runs.last().progress({ totalSize: 125_000, outTimeUs: 1_000_000 });
+    // The encoder drops: its connection ends, ffmpeg exits.
+    runs.last().exit({ exitCode: 1, stderrTail: ['srt: Connection lost'] });
+    await settle();
+    assert.equal(p.snapshot().state, 'reconnecting');
+    clock.advance(3000);
+    runs.last().progress({ totalSize: 0, outTimeUs: 0 });
+    runs.last().progress({ totalSize: 125_000, outTimeUs: 1_000_000 });
+    assert.equal(p.snapshot().state, 'live');
+    assert.deepEqual(changes, ['provisioning>waiting_for_source', 'waiting_for_source>live', 'live>reconnecting', 'reconnecting>live']);
+    runs.last().exit({ exitCode: 1, stderrTail: ['srt: Connection lost'] });
+    await settle();
+    clock.advance(29_999);
+    assert.equal(p.snapshot().state, 'reconnecting');
+    clock.advance(1);
+    assert.equal(p.snapshot().state, 'waiting_for_source', 'past the grace: the event ended');
+    assert.deepEqual(changes.slice(4), ['live>reconnecting', 'reconnecting>waiting_for_source']);
+    await p.stop();
+    assert.deepEqual(changes.slice(6), ['waiting_for_source>stopped']);
+    // The webhooks follow the event: one live.started, one live.ended (past the grace), none for the drop-out that came back.
+    const events = changes.map((c) => liveEventOf(...(c.split('>').reverse() as [LiveState, LiveState]))).filter((e) => e !== undefined);
+    assert.deepEqual(events, ['live.started', 'live.ended']);
+    assert.equal(liveEventOf('stopped', 'reconnecting'), 'live.ended', 'stopped during the grace: the event ends');
   });
 });

@@ -36,6 +36,11 @@ export interface LiveProcessOptions {
   onProgress?: () => void;
   /** Called when the shown live state changes (operational events: live.started, live.ended). */
   onLiveStateChange?: (state: LiveState, previous: LiveState) => void;
+  /**
+   * Encoder drop-outs: for this long after a live source went away the state shows `reconnecting`
+   * (the event goes on if media comes back), then `waiting_for_source` (PLAYLINE_LIVE_RECONNECT_GRACE_MS). 0: no grace.
+   */
+  reconnectGraceMs?: number;
 }
 
 const shown: Record<SupervisedState, LiveState> = {
@@ -61,9 +66,24 @@ export class LiveSlicerProcess {
   private readonly supervisor: SupervisedProcess;
   private ranBefore = false;
   private shownState: LiveState = 'provisioning';
+  /** Clock ms the grace of a source that went away ends (undefined: no grace under way). */
+  private graceUntil: number | undefined;
+  private cancelGrace: (() => void) | undefined;
+  private stopping = false;
+  private readonly clock: Clock;
+  private readonly graceMs: number;
 
   constructor(options: LiveProcessOptions) {
     const { before, after, cwd, marker } = options;
+    this.clock = options.clock;
+    this.graceMs = options.reconnectGraceMs ?? 0;
+    const report = () => {
+      const state = this.snapshot().state;
+      if (state === this.shownState) return;
+      const previous = this.shownState;
+      this.shownState = state;
+      options.onLiveStateChange?.(state, previous);
+    };
     this.supervisor = new SupervisedProcess({
       command: options.command,
       run: options.run,
@@ -89,20 +109,44 @@ export class LiveSlicerProcess {
         options.onRunEnd?.(end);
       },
       onStateChange: () => {
-        const state = this.snapshot().state;
-        if (state === this.shownState) return;
-        const previous = this.shownState;
-        this.shownState = state;
-        options.onLiveStateChange?.(state, previous);
+        const raw = this.rawState();
+        if (raw === 'live' || this.stopping) this.endGrace();
+        else if (this.shownState === 'live' && this.graceMs > 0 && (raw === 'waiting_for_source' || raw === 'restarting')) {
+          // A live source went away: `reconnecting` until it is back or the grace ends.
+          this.endGrace();
+          this.graceUntil = this.clock.now() + this.graceMs;
+          this.cancelGrace = this.clock.setTimer(() => {
+            this.cancelGrace = undefined;
+            this.graceUntil = undefined;
+            report();
+          }, this.graceMs);
+        }
+        report();
       },
     });
   }
 
-  /** The status now: `live` while media arrives; `restarting` only while a failed process waits for its backoff. */
+  /**
+   * The status now: `live` while media arrives; `reconnecting` within the grace after a live source
+   * went away; `restarting` only while a failed process waits for its backoff.
+   */
   snapshot(): LiveStatus {
-    const { state, lastFailure, progress, restarts } = this.supervisor.status();
-    const live = shown[state] === 'restarting' && lastFailure === null ? 'waiting_for_source' : shown[state];
+    const { lastFailure, progress, restarts } = this.supervisor.status();
+    const raw = this.rawState();
+    const inGrace = this.graceUntil !== undefined && this.clock.now() < this.graceUntil && (raw === 'waiting_for_source' || raw === 'restarting');
+    const live = inGrace ? 'reconnecting' : raw;
     return { state: live, failureReason: lastFailure, inputKbps: live === 'live' ? (progress?.kbps ?? null) : null, lastFrameAt: progress?.at ?? null, restarts };
+  }
+
+  private rawState(): LiveState {
+    const { state, lastFailure } = this.supervisor.status();
+    return shown[state] === 'restarting' && lastFailure === null ? 'waiting_for_source' : shown[state];
+  }
+
+  private endGrace(): void {
+    this.cancelGrace?.();
+    this.cancelGrace = undefined;
+    this.graceUntil = undefined;
   }
 
   /** Whether a process of this slicer runs right now, and its pid. */
@@ -117,6 +161,8 @@ export class LiveSlicerProcess {
 
   /** Stops the process (SIGTERM, then SIGKILL after the grace) and the supervision; resolves once it is gone. */
   async stop(): Promise<void> {
+    this.stopping = true;
+    this.endGrace();
     await this.supervisor.stop();
   }
 }

@@ -87,9 +87,20 @@ export const slicerStreamKeysMigration: Migration = {
   },
 };
 
+/** Each slicer's DVR window (seconds); null for existing slicers, which take the deployment's default. */
+export const slicerDvrWindowMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').addColumn('dvr_window_s', 'integer').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').dropColumn('dvr_window_s').execute();
+  },
+};
+
 /** The managed slicers' migrations by name (0400-0499). */
 export const managedSlicerMigrations: Record<string, Migration> = {
   '0400_managed_slicers': managedSlicersMigration,
   '0401_managed_slicer_hosts': slicerHostsMigration,
   '0402_managed_slicer_stream_keys': slicerStreamKeysMigration,
+  '0403_managed_slicer_dvr_window': slicerDvrWindowMigration,
 };

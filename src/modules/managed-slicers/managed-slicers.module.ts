@@ -120,6 +120,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     clock,
     ids,
     regions: listSetting(config.regions),
+    maxDvrWindowS: config.liveDvrWindowS,
     onTaskEnqueued: () => runner.claimNow(),
     maxSlicersPerWorkspace: deps.quotas.limits.slicers,
     // The cap counts processes: simulated slicers run none.
@@ -154,6 +155,8 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       ports: parsePortRange(config.slicerPorts),
       windowSegments: config.slicerWindowSegments,
       lowLatency: config.liveLowLatency,
+      dvrWindowS: config.liveDvrWindowS,
+      reconnectGraceMs: config.liveReconnectGraceMs,
       preset: 'veryfast',
       clock,
       log,

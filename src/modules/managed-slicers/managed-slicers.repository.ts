@@ -251,6 +251,7 @@ const configColumns = (config: SlicerConfig) => ({
   region: config.region,
   ingest_protocol: config.ingest_protocol,
   output_profile: config.output_profile,
+  dvr_window_s: config.dvr_window_s ?? null,
 });
 
 export function toSlicer(row: SlicerRow): SlicerRecord {
@@ -260,6 +261,7 @@ export function toSlicer(row: SlicerRow): SlicerRecord {
     region: row.region,
     ingest_protocol: row.ingest_protocol,
     output_profile: row.output_profile,
+    ...(row.dvr_window_s !== null && row.dvr_window_s !== undefined ? { dvr_window_s: Number(row.dvr_window_s) } : {}),
   } as SlicerConfig;
   return {
     id: row.id,

@@ -88,6 +88,9 @@ describe('managed slicer routes', () => {
       [{ ...slicerBody(), output_profile: '8k' }, '/output_profile'],
       [{ ...slicerBody(), name: '' }, '/name'],
       [{ ...slicerBody(), region: 'ap-southeast-2' }, '/region'],
+      [{ ...slicerBody(), dvr_window_s: -1 }, '/dvr_window_s'],
+      [{ ...slicerBody(), dvr_window_s: 1.5 }, '/dvr_window_s'],
+      [{ ...slicerBody(), dvr_window_s: 7201 }, '/dvr_window_s'],
     ];
     for (const [body, path] of cases) {
       const response = await send(body);
@@ -103,6 +106,23 @@ describe('managed slicer routes', () => {
     assert.equal(badFilter.status, 400);
     const badCursor = await t.client.core.send('GET', TASKS, { query: { cursor: 'nope' } });
     assert.equal(badCursor.status, 400);
+    await runTasks();
+  });
+
+  test('dvr_window_s: the deployment\'s window (7200 s) unless given, kept through the database, changed by PATCH within its bound', async () => {
+    const api = t.client.managedSlicers;
+    const byDefault = await api.create(slicerBody('dvr default'));
+    assert.equal(byDefault.dvr_window_s, 7200);
+    const short = await api.create({ ...slicerBody('dvr short'), dvr_window_s: 600 });
+    assert.equal(short.dvr_window_s, 600);
+    assert.equal((await api.get(short.id)).dvr_window_s, 600, 'read back from the store');
+    const none = await api.update(short.id, { dvr_window_s: 0 });
+    assert.equal(none.dvr_window_s, 0);
+    assert.equal((await api.get(short.id)).dvr_window_s, 0);
+    const over = await t.client.core.send('PATCH', `${SLICERS}/${short.id}`, { body: { dvr_window_s: 7201 } });
+    assert.equal(over.status, 400);
+    assert.match(over.body, /PLAYLINE_LIVE_DVR_WINDOW_S/);
+    assert.equal((await api.get(short.id)).dvr_window_s, 0, 'a refused change changes nothing');
     await runTasks();
   });
 

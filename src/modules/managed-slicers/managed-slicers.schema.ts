@@ -11,6 +11,8 @@ import { liveStates } from './live-status.js';
  *   list (`PLAYLINE_REGIONS`), so operators can change regions without a release.
  * - `ingest_protocol`: rtmp, srt, rist, zixi or hls (push).
  * - `output_profile`: one of the fixed ABR ladders below, or `passthrough` (repackaging only).
+ * - `dvr_window_s`: optional, 0-43200 and at most the deployment's PLAYLINE_LIVE_DVR_WINDOW_S
+ *   (the service checks that bound); a create without it takes that setting.
  * - PATCH takes any non-empty subset of the create fields.
  */
 
@@ -59,6 +61,15 @@ const slicerFields = {
   }),
   ingest_protocol: IngestProtocolSchema,
   output_profile: OutputProfileSchema,
+  dvr_window_s: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 43200,
+      description:
+        'DVR: seconds of the live output players can seek back in while the event runs (0: the short live window only). ' +
+        'Default and upper bound: the deployment\'s PLAYLINE_LIVE_DVR_WINDOW_S (2 h unless set). Low-latency output only',
+    }),
+  ),
 };
 
 export const SlicerCreateBody = Type.Object(slicerFields, { additionalProperties: false });
@@ -125,7 +136,7 @@ export type ManagedSlicerTaskView = Static<typeof ManagedSlicerTaskSchema>;
 
 export const LiveStateSchema = literals(
   liveStates,
-  'provisioning, waiting_for_source (listening, no source yet or the source went away), live (media arriving), restarting (after a crash, with backoff), failed or stopped',
+  'provisioning, waiting_for_source (listening, no source yet or the source went away), live (media arriving), reconnecting (a live source went away: the event goes on if it is back within PLAYLINE_LIVE_RECONNECT_GRACE_MS), restarting (after a crash, with backoff), failed or stopped',
 );
 
 export const LiveStatusSchema = Type.Object(
@@ -149,6 +160,7 @@ export const ManagedSlicerSchema = Type.Object(
     region: Type.String(),
     ingest_protocol: IngestProtocolSchema,
     output_profile: OutputProfileSchema,
+    dvr_window_s: Type.Optional(Type.Integer({ description: 'DVR window of the live output, in seconds (0: the short live window); absent on slicers made before it existed (they take PLAYLINE_LIVE_DVR_WINDOW_S)' })),
     state: SlicerStateSchema,
     ingest_url: Type.Union([Type.String(), Type.Null()], {
       description:

@@ -15,6 +15,8 @@ export interface ManagedSlicerServiceDeps {
   ids: IdGenerator;
   /** Regions a slicer may run in (PLAYLINE_REGIONS). */
   regions: readonly string[];
+  /** A slicer's DVR window: the default and the largest allowed (PLAYLINE_LIVE_DVR_WINDOW_S). Default 7200. */
+  maxDvrWindowS?: number;
   /**
    * Called after a task was enqueued, to wake the task runner; the answer waits for it, so it
    * can show the task IN_PROGRESS when the runner took it at once.
@@ -62,6 +64,8 @@ export class ManagedSlicerService {
   async create(workspaceId: string, body: SlicerCreateBody): Promise<SlicerWithKey> {
     this.deps.assertRunnable?.();
     this.checkRegion(body.region);
+    this.checkDvrWindow(body.dvr_window_s);
+    body = { ...body, dvr_window_s: body.dvr_window_s ?? this.maxDvrWindowS };
     const maxSlicers = this.deps.maxSlicers?.();
     const countSlicers = this.deps.countSlicers;
     if (maxSlicers !== undefined && countSlicers && (await countSlicers()) >= maxSlicers) {
@@ -81,6 +85,7 @@ export class ManagedSlicerService {
       throw new AppError('validation_failed', 'Give at least one field to change', { errors: [{ path: '', message: 'must not be empty' }] });
     }
     if (patch.region !== undefined) this.checkRegion(patch.region);
+    this.checkDvrWindow(patch.dvr_window_s);
     return this.enqueue(workspaceId, slicerId, 'UPDATE', patch);
   }
 
@@ -188,6 +193,17 @@ export class ManagedSlicerService {
     const streamKey = await this.deps.streamKeys.keyOf(found.slicer);
     if (streamKey === undefined) throw slicerNotFound(found.slicer.id);
     return { ...found, streamKey };
+  }
+
+  private get maxDvrWindowS(): number {
+    return this.deps.maxDvrWindowS ?? 7200;
+  }
+
+  private checkDvrWindow(seconds: number | undefined): void {
+    if (seconds === undefined || seconds <= this.maxDvrWindowS) return;
+    throw new AppError('validation_failed', `dvr_window_s ${seconds} is longer than this deployment allows`, {
+      errors: [{ path: '/dvr_window_s', message: `must be at most ${this.maxDvrWindowS} (PLAYLINE_LIVE_DVR_WINDOW_S)` }],
+    });
   }
 
   private checkRegion(region: string): void {

@@ -9,6 +9,8 @@ export interface ManagedSlicerTable {
   region: string;
   ingest_protocol: string;
   output_profile: string;
+  /** Seconds of DVR window; null for slicers made before it (they take PLAYLINE_LIVE_DVR_WINDOW_S). */
+  dvr_window_s: number | null;
   /** Derived from the slicer's tasks, rewritten with every task change (see deriveSlicerState). */
   state: string;
   /** Without the stream key: the view adds it (stream-key.ts). */

@@ -41,6 +41,7 @@ export const slicerView = ({ slicer, task, streamKey }: SlicerWithKey, live?: Li
   region: slicer.config.region,
   ingest_protocol: slicer.config.ingest_protocol,
   output_profile: slicer.config.output_profile,
+  ...(slicer.config.dvr_window_s !== undefined ? { dvr_window_s: slicer.config.dvr_window_s } : {}),
   state: slicer.state,
   ingest_url: ingestUrlWithKey(slicer.config.ingest_protocol, slicer.ingestUrl, streamKey),
   created_at: slicer.createdAt,
