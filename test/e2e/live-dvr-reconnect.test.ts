@@ -36,6 +36,8 @@ describe('live DVR window and encoder reconnect: one event, one discontinuity, h
   let dir = '';
   /** What the player watching across the cut did: `continued`, or why not. */
   let watcher = 'not run';
+  /** What the player that joined during the cut did. */
+  let gapJoiner = 'not run';
 
   const push = (seconds: number): Promise<void> => {
     encoder = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'quiet', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine=sample_rate=48000',
@@ -89,8 +91,14 @@ describe('live DVR window and encoder reconnect: one event, one discontinuity, h
     await eventually(async () => (await playlist()).segments.every((s) => s.uri && s.parts.length === 0), 'the first run\'s window closed', 10_000);
     const before = await playlist();
     const lastBefore = before.segments.at(-1)?.mediaSequenceNumber as number;
+    // A player joining during the cut: it finds the first push's window, complete segments only.
+    const gapPage = await browser.newPage();
+    await gapPage.goto(site.url);
+    await gapPage.evaluate(`window.play(${JSON.stringify(liveUrl)}, { lowLatencyMode: true })`);
+    await gapPage.evaluate('window.reasons = []; window.hls.on("hlsError", (_e, d) => window.reasons.push(String(d.reason || (d.error && d.error.message) || d.details)))');
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const shownAtCut = (await video(page, 'v.currentTime')) as number;
+    const gapShownAtCut = (await video(gapPage, 'v.currentTime')) as number;
     const second = push(10);
     await eventually(async () => (await t.client.managedSlicers.get(slicerId)).live?.state === 'live', 'live again', 30_000);
     await eventually(async () => (await playlist()).segments.filter((s) => s.uri && (s.mediaSequenceNumber ?? 0) > lastBefore).length >= 2, 'two segments of the second push', 30_000);
@@ -105,7 +113,12 @@ describe('live DVR window and encoder reconnect: one event, one discontinuity, h
     // The player that watched across the gap: checked in the next test.
     watcher = await page
       .waitForFunction(`document.getElementById("video").currentTime > ${shownAtCut + 5}`, undefined, { timeout: 20_000 })
-      .then(() => 'continued', async (error: Error) => `${error.message}: ${JSON.stringify(await page.evaluate('({ errors: window.errors, reasons: window.reasons, t: document.getElementById("video").currentTime })'))}`);
+      .then(() => 'continued', async (error: Error) => `${error.message}: ${JSON.stringify(await page.evaluate('({ errors: window.errors, reasons: window.reasons.map((r) => r.slice(0, 400)), t: document.getElementById("video").currentTime })'))}`);
+
+    gapJoiner = await gapPage
+      .waitForFunction(`document.getElementById("video").currentTime > ${gapShownAtCut + 5}`, undefined, { timeout: 20_000 })
+      .then(() => 'continued', async (error: Error) => `${error.message}: ${JSON.stringify(await gapPage.evaluate('({ errors: window.errors, reasons: window.reasons.map((r) => r.slice(0, 400)), t: document.getElementById("video").currentTime })'))}`);
+    await gapPage.close();
 
     // A player joining now seeks back 15 s in the DVR window, across the discontinuity into the first push.
     const joiner = await browser.newPage();
@@ -127,5 +140,9 @@ describe('live DVR window and encoder reconnect: one event, one discontinuity, h
 
   test('the player that watched across the 3 s cut plays on into the second push', () => {
     assert.equal(watcher, 'continued');
+  });
+
+  test('a player that joined during the cut plays on into the second push', () => {
+    assert.equal(gapJoiner, 'continued');
   });
 });
