@@ -15,6 +15,8 @@ export interface PackagedAsset {
   renditions: ReadonlyMap<string, PackagedRendition>;
   /** Every init segment and media segment the manifest names (paths relative to `dir`). */
   files: ReadonlySet<string>;
+  /** The init segments among `files` (each rendition's, and those of later periods). */
+  inits: ReadonlySet<string>;
   /**
    * False while the asset is still being packaged (progressive.json): its manifest holds the
    * segments packaged so far, `expectedDurationS` what it will last, and it plays as an EVENT playlist.
@@ -56,12 +58,17 @@ const versionOf = (s: { ino: number; mtimeMs: number; size: number }) => `${s.in
 /** The asset `manifest` describes; `expectedDurationS` only while it is still being packaged. */
 export function toPackagedAsset(owner: string, assetId: string, dir: string, manifest: PackagedManifest, expectedDurationS?: number): PackagedAsset {
   const files = new Set<string>();
+  const inits = new Set<string>();
   for (const r of manifest.renditions) {
-    files.add(r.init);
-    for (const s of r.segments) files.add(s.uri);
+    inits.add(r.init);
+    for (const s of r.segments) {
+      files.add(s.uri);
+      if (s.init !== undefined) inits.add(s.init);
+    }
   }
+  for (const init of inits) files.add(init);
   const complete = expectedDurationS === undefined;
-  return { owner, assetId, dir, manifest, renditions: new Map(manifest.renditions.map((r) => [r.name, r])), files, complete, expectedDurationS: expectedDurationS ?? manifest.duration_s };
+  return { owner, assetId, dir, manifest, renditions: new Map(manifest.renditions.map((r) => [r.name, r])), files, inits, complete, expectedDurationS: expectedDurationS ?? manifest.duration_s };
 }
 
 /** The manifest file's identity, or undefined when there is none (or no such directory). */

@@ -1,6 +1,6 @@
 import { hlsVersionOf, renderMultivariant, renderVariant, type VariantEntry, type VariantPart } from './hls-playlist.js';
 import type { PackagedAsset } from './media-library.js';
-import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
+import { periodsOf, type PackagedRendition } from '../../platform/media/packaged-manifest.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
 import { planSegments, type SegmentRange } from './segment-plan.js';
 import type { SessionGrant, SessionPlan } from './session-token.js';
@@ -75,10 +75,18 @@ export function variantOf(grant: SessionGrant, content: PackagedAsset, rendition
     const r = closestRendition(ad, rendition);
     return { map: adUri(n, r.init), segments: r.segments.map((s) => ({ uri: adUri(n, s.uri), durationS: s.duration_s })) };
   });
-  parts.push({
-    map: contentUri(rendition.init),
-    segments: rendition.segments.slice(range.first, Math.max(range.first, range.end)).map((s) => ({ uri: contentUri(s.uri), durationS: s.duration_s })),
+  // The content's periods (a recorded live event: one per encoder connection) within the planned range.
+  const end = Math.max(range.first, range.end);
+  const periods = periodsOf(rendition);
+  const periodParts: VariantPart[] = [];
+  periods.forEach((period, i) => {
+    const from = Math.max(period.from, range.first);
+    const to = Math.min(periods[i + 1]?.from ?? rendition.segments.length, end);
+    if (to > from) periodParts.push({ map: contentUri(period.init), segments: rendition.segments.slice(from, to).map((s) => ({ uri: contentUri(s.uri), durationS: s.duration_s })) });
   });
+  // Nothing of the range packaged yet: the period it starts in, with no segment.
+  if (periodParts.length === 0) periodParts.push({ map: contentUri((periods.findLast((p) => p.from <= range.first) ?? periods[0])?.init ?? rendition.init), segments: [] });
+  parts.push(...periodParts);
   // The target of a growing playlist stays what its segments will need (it may not change between reloads).
   const target = content.complete ? grant.plan.targetDurationS : Math.max(grant.plan.targetDurationS ?? 0, Math.ceil(content.manifest.segment_s));
   return renderVariant({ version: hlsVersionOf(grant.plan.hlsVersion), targetDurationS: target, mediaSequence: range.mediaSequence, parts, complete: content.complete });
@@ -105,5 +113,5 @@ export function parseSessionPath(path: string): SessionPath | PlaybackFailure {
 /** `init` (EXT-X-MAP) or `segment` (media), for a file the asset's manifest names; undefined for any other path. */
 export function fileKindOf(asset: PackagedAsset, file: string): 'init' | 'segment' | undefined {
   if (!asset.files.has(file)) return undefined;
-  return asset.manifest.renditions.some((r) => r.init === file) ? 'init' : 'segment';
+  return asset.inits.has(file) ? 'init' : 'segment';
 }

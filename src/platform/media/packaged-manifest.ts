@@ -41,6 +41,11 @@ const PackagedSegmentSchema = Type.Object({
   uri: RelativePath('<rendition>/seg_<n>.m4s'),
   duration_s: Type.Number({ exclusiveMinimum: 0, maximum: MAX_SEGMENT_S }),
   bytes: Type.Integer({ minimum: 0 }),
+  init: Type.Optional(
+    RelativePath(
+      'A new period starts at this segment (a recorded live event whose encoder reconnected): its own init segment, played after EXT-X-DISCONTINUITY; the segments after it use it until the next such one',
+    ),
+  ),
 });
 
 const PackagedRenditionSchema = Type.Object({
@@ -83,6 +88,7 @@ function problemOf(value: unknown, schema: typeof PackagedManifestSchema | typeo
   }
   const { renditions } = value as PackagedManifest;
   if (new Set(renditions.map((r) => r.name)).size !== renditions.length) return `${file} names a rendition twice`;
+  for (const r of renditions) if (r.segments[0]?.init !== undefined) return `${file}: the first segment of ${r.name} starts no new period (its init is the rendition's)`;
   return undefined;
 }
 
@@ -202,4 +208,13 @@ export function renditionOf(rendition: EncodedRendition, init: string, segments:
 export function packagedManifestOf(renditions: PackagedRendition[], segmentS: number, poster?: string): PackagedManifest {
   const durationS = Math.max(...renditions.map((r) => r.segments.reduce((sum, s) => sum + s.duration_s, 0)));
   return { version: 1, duration_s: round3(durationS), segment_s: segmentS, ...(poster === undefined ? {} : { poster }), renditions };
+}
+
+/** A rendition's periods: runs of segments sharing one init segment (the rendition's, then each `init` a segment names). */
+export function periodsOf(rendition: PackagedRendition): Array<{ init: string; from: number }> {
+  const periods = [{ init: rendition.init, from: 0 }];
+  rendition.segments.forEach((s, i) => {
+    if (s.init !== undefined && i > 0) periods.push({ init: s.init, from: i });
+  });
+  return periods;
 }
