@@ -15,6 +15,7 @@ import type { IngestGrantService } from './modules/workspaces/ingest-grants.serv
 import { createWorkspaces } from './modules/workspaces/workspaces.module.js';
 import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
+import type { FinishedRecording } from './modules/managed-slicers/live-recorder.js';
 import { createManagedSlicers, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
@@ -173,7 +174,15 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
   const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks') });
   const events = webhooks.events;
-  const managedSlicers = createManagedSlicers({ config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, events, ...overrides.managedSlicers });
+  // Recorded live events become assets of the library, made below.
+  const recordings = {
+    adopt: async (r: FinishedRecording) => ({ assetId: (await assets.service.adoptRecording(r)).id }),
+  };
+  const managedSlicers = createManagedSlicers({
+    config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, events,
+    recordings: () => (assets.tools()?.available ? recordings : undefined),
+    ...overrides.managedSlicers,
+  });
   const syndication = createSyndicationModule({
     db: storage.db, box, clock, ids, config,
     log: moduleLog('syndication'),

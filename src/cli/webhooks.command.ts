@@ -66,7 +66,7 @@ export function webhooksCommand(): Command {
     .description('Operational event webhooks of a running server: subscribe endpoints to asset, live and publishing events (signed, retried), see and resend deliveries')
     .addHelpText('after', `
 Events: ${operationalEventTypes.join(', ')}
-(recording.ready has no producer yet: live recording is not built.)
+(recording.ready: a slicer's live event became a ready asset of the library.)
 
 Each event is POSTed signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)
 with the subscription's secret, shown once by create and rotate-secret. A failed attempt is retried

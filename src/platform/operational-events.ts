@@ -1,8 +1,7 @@
 /**
  * Operational events a workspace can subscribe webhook endpoints to (issue 30 part 4). The
  * producers (assets, slicers, publishing) emit where a state changes; the webhooks module stores
- * one delivery per matching subscription and sends it with retries. `recording.ready` has no
- * producer yet: live recording is not built; subscriptions accept it so receivers can prepare.
+ * one delivery per matching subscription and sends it with retries.
  */
 export const operationalEventTypes = [
   'asset.ready',

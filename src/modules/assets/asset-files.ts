@@ -60,6 +60,16 @@ export class AssetFiles {
     await rename(uploadPath, target);
   }
 
+  /**
+   * Takes a finished recording (its manifest.json, poster and renditions written in `dir`, inside
+   * the media root) as the packaged asset: one rename, so the asset appears whole.
+   */
+  async adoptRecording(dir: string, owner: string, assetId: string): Promise<void> {
+    const target = this.assetDir(owner, assetId);
+    await mkdir(dirname(target), { recursive: true });
+    await rename(dir, target);
+  }
+
   async hasSource(owner: string, assetId: string): Promise<boolean> {
     return stat(this.sourcePath(owner, assetId)).then((s) => s.isFile(), () => false);
   }

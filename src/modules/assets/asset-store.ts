@@ -14,8 +14,25 @@ export interface AssetRecord {
   /** Highest first (playable and ready; empty before). */
   renditions: RenditionSummary[];
   failureReason: string | null;
+  /** A recorded live event: its slicer, start and end; null for uploads. */
+  recording: { slicerId: string; startedAt: number; endedAt: number } | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/** A recorded live event made an asset, `ready` at once (nothing to package). */
+export interface NewRecording {
+  id: string;
+  workspaceId: string;
+  title: string;
+  slicerId: string;
+  startedAt: number;
+  endedAt: number;
+  durationMs: number;
+  renditions: RenditionSummary[];
+  /** Bytes of its files (its storage). */
+  storedBytes: number;
+  createdAt: number;
 }
 
 export type NewAsset = Pick<AssetRecord, 'id' | 'workspaceId' | 'title' | 'sizeBytes' | 'createdAt'>;
@@ -24,6 +41,13 @@ export interface Page<T> {
   items: T[];
   /** Items matching the filter over all pages. */
   total: number;
+}
+
+/** What a list of assets is narrowed to. */
+export interface AssetFilter {
+  state?: AssetState | undefined;
+  /** Recordings of this slicer only. */
+  sourceSlicerId?: string | undefined;
 }
 
 /** Position after which a list page starts (newest first). */
@@ -41,7 +65,9 @@ export interface AssetStore {
   insertWithJob(asset: NewAsset, admit?: (trx: Db) => Promise<void>): Promise<AssetRecord>;
   find(workspaceId: string, assetId: string): Promise<AssetRecord | undefined>;
   /** Newest first; at most `limit` (every match when undefined), starting after `after`. */
-  list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>>;
+  list(workspaceId: string, filter: AssetFilter, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>>;
+  /** Inserts a recorded live event as a ready asset (no packaging job). */
+  insertRecording(recording: NewRecording): Promise<AssetRecord>;
   updateTitle(workspaceId: string, assetId: string, title: string, now: number): Promise<AssetRecord | undefined>;
   /** Removes the asset and its job; false when there was none in that workspace. */
   delete(workspaceId: string, assetId: string): Promise<boolean>;

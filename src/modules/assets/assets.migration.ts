@@ -71,9 +71,27 @@ export const assetStoredBytesMigration: Migration = {
   },
 };
 
+/**
+ * Recorded live events: the slicer an asset was recorded from and the event's start and end
+ * (Unix ms); null for uploads. Listed by slicer.
+ */
+export const assetRecordingsMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('assets').addColumn('source_slicer_id', 'varchar(64)').execute();
+    await db.schema.alterTable('assets').addColumn('recording_started_at', 'bigint').execute();
+    await db.schema.alterTable('assets').addColumn('recording_ended_at', 'bigint').execute();
+    await db.schema.createIndex('assets_workspace_slicer').on('assets').columns(['workspace_id', 'source_slicer_id']).execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropIndex('assets_workspace_slicer').execute();
+    for (const column of ['recording_ended_at', 'recording_started_at', 'source_slicer_id']) await db.schema.alterTable('assets').dropColumn(column).execute();
+  },
+};
+
 /** The asset library's migrations by name (0700-0799; 0701 is the playback edge's). */
 export const assetMigrations: Record<string, Migration> = {
   '0700_assets': assetsMigration,
   '0702_asset_claim_turns': assetClaimTurnsMigration,
   '0710_asset_stored_bytes': assetStoredBytesMigration,
+  '0703_asset_recordings': assetRecordingsMigration,
 };

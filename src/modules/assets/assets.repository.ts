@@ -6,6 +6,7 @@ import type { AssetTable } from './assets.tables.js';
 import type {
   AssetCounts,
   AssetCursor,
+  AssetFilter,
   AssetJobStore,
   AssetRecord,
   AssetStore,
@@ -13,6 +14,7 @@ import type {
   ClaimInput,
   LeaseFence,
   NewAsset,
+  NewRecording,
   PackagedResult,
   Page,
 } from './asset-store.js';
@@ -41,6 +43,9 @@ export class AssetRepository implements AssetStore, AssetJobStore {
           duration_ms: null,
           renditions: null,
           failure_reason: null,
+          source_slicer_id: null,
+          recording_started_at: null,
+          recording_ended_at: null,
           created_at: asset.createdAt,
           updated_at: asset.createdAt,
         })
@@ -59,9 +64,35 @@ export class AssetRepository implements AssetStore, AssetJobStore {
     return row && toAsset(row);
   }
 
-  async list(workspaceId: string, filter: { state?: AssetState | undefined }, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>> {
+  async insertRecording(r: NewRecording): Promise<AssetRecord> {
+    const row = await this.db
+      .insertInto('assets')
+      .values({
+        id: r.id,
+        workspace_id: r.workspaceId,
+        title: r.title,
+        state: 'ready',
+        progress: 100,
+        size_bytes: r.storedBytes,
+        stored_bytes: r.storedBytes,
+        duration_ms: r.durationMs,
+        renditions: JSON.stringify(r.renditions),
+        failure_reason: null,
+        source_slicer_id: r.slicerId,
+        recording_started_at: r.startedAt,
+        recording_ended_at: r.endedAt,
+        created_at: r.createdAt,
+        updated_at: r.createdAt,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toAsset(row);
+  }
+
+  async list(workspaceId: string, filter: AssetFilter, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>> {
     let matching = this.db.selectFrom('assets').where('workspace_id', '=', workspaceId);
     if (filter.state !== undefined) matching = matching.where('state', '=', filter.state);
+    if (filter.sourceSlicerId !== undefined) matching = matching.where('source_slicer_id', '=', filter.sourceSlicerId);
     let page = matching.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
     if (limit !== undefined) page = page.limit(limit);
     if (after) {
@@ -270,6 +301,10 @@ function toAsset(row: AssetRow): AssetRecord {
     durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
     renditions: row.renditions === null ? [] : (JSON.parse(row.renditions) as RenditionSummary[]),
     failureReason: row.failure_reason,
+    recording:
+      row.source_slicer_id === null || row.source_slicer_id === undefined
+        ? null
+        : { slicerId: row.source_slicer_id, startedAt: Number(row.recording_started_at), endedAt: Number(row.recording_ended_at) },
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

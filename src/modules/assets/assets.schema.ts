@@ -34,6 +34,7 @@ export const UploadQuery = Type.Object({
 export const AssetListQuery = Type.Object(
   {
     state: Type.Optional(AssetStateSchema),
+    source_slicer_id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Recordings of this managed slicer only' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, 1-100. Without it, every asset (after the cursor, if given) in one answer' })),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: 'Opaque cursor of the next page (from the Link header)' })),
   },
@@ -64,7 +65,10 @@ export const AssetSchema = Type.Object(
     renditions: Type.Array(RenditionSummarySchema, { description: 'The HLS renditions, highest first (playable and ready; empty before; bandwidths of a playable asset are those of its segments so far)' }),
     poster: Type.Union([Type.String(), Type.Null()], { description: 'Path of the poster image (JPEG, a signed GET like this resource; ready only)' }),
     failure_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why probing or packaging failed (failed only)' }),
-    size_bytes: Type.Integer({ description: 'Size of the uploaded file' }),
+    size_bytes: Type.Integer({ description: 'Size of the uploaded file (a recording: of its files)' }),
+    source_slicer_id: Type.Union([Type.String(), Type.Null()], { description: 'A recorded live event: the managed slicer it was recorded from (it may since have been deleted); null for uploads' }),
+    recording_started_at: Type.Union([Type.Integer(), Type.Null()], { description: 'A recorded live event: when it started (its first segment), Unix seconds; null for uploads' }),
+    recording_ended_at: Type.Union([Type.Integer(), Type.Null()], { description: 'A recorded live event: when it ended (the end of its last segment), Unix seconds; null for uploads' }),
     created_at: Type.Integer({ description: 'Unix seconds' }),
     updated_at: Type.Integer({ description: 'Unix seconds' }),
   },

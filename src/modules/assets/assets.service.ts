@@ -5,7 +5,7 @@ import { decodeTimeIdCursor, encodeCursor } from '../../platform/http/cursor.js'
 import type { IdGenerator } from '../../platform/ids.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
 import type { AssetState } from './assets.schema.js';
-import type { AssetCursor, AssetRecord, AssetStore } from './asset-store.js';
+import type { AssetCursor, AssetRecord, AssetStore, NewRecording } from './asset-store.js';
 import type { AssetFiles } from './asset-files.js';
 import type { ReceivedFile } from '../../platform/http/body-file.js';
 import type { Db } from '../../platform/db/database.js';
@@ -35,6 +35,7 @@ const UPLOAD_HOLD_STEP = 8 * 1024 * 1024;
 
 export interface AssetPageRequest {
   state?: AssetState | undefined;
+  source_slicer_id?: string | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;
 }
@@ -118,6 +119,24 @@ export class AssetService {
     return (await this.deps.store.find(owner, id)) ?? created;
   }
 
+  /**
+   * A recorded live event, finished in `dir` (manifest.json, poster and renditions, in the media
+   * root), becomes a `ready` asset of the workspace: moved into place, then its row. Its bytes
+   * were counted in the workspace's storage as they were recorded (live storage); they count as
+   * the asset's from now on.
+   */
+  async adoptRecording(recording: Omit<NewRecording, 'id' | 'createdAt'> & { dir: string }): Promise<AssetRecord> {
+    const id = this.deps.ids.hex();
+    const { dir, ...fields } = recording;
+    await this.deps.files.adoptRecording(dir, recording.workspaceId, id);
+    try {
+      return await this.deps.store.insertRecording({ ...fields, id, createdAt: this.deps.clock.now() });
+    } catch (err) {
+      await this.deps.files.removeAll(recording.workspaceId, id);
+      throw err;
+    }
+  }
+
   async get(owner: string, assetId: string): Promise<AssetRecord> {
     const found = await this.deps.store.find(owner, assetId);
     if (!found) throw notFound(assetId);
@@ -131,7 +150,7 @@ export class AssetService {
   async list(owner: string, page: AssetPageRequest): Promise<AssetPage> {
     const { limit } = page;
     const after = page.cursor === undefined ? undefined : decodeAssetCursor(page.cursor);
-    const { items, total } = await this.deps.store.list(owner, { state: page.state }, limit === undefined ? undefined : limit + 1, after);
+    const { items, total } = await this.deps.store.list(owner, { state: page.state, sourceSlicerId: page.source_slicer_id }, limit === undefined ? undefined : limit + 1, after);
     if (limit === undefined) return { items, total, nextCursor: undefined };
     const shown = items.slice(0, limit);
     const last = shown.at(-1);

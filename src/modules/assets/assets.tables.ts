@@ -15,6 +15,11 @@ export interface AssetTable {
   /** JSON array of the renditions' name, width, height and bandwidth (playable and ready). */
   renditions: string | null;
   failure_reason: string | null;
+  /** The slicer a recorded live event came from; null for uploads. */
+  source_slicer_id: string | null;
+  /** The recorded event's start and end (Unix ms); null for uploads. */
+  recording_started_at: number | null;
+  recording_ended_at: number | null;
   created_at: number;
   updated_at: number;
 }

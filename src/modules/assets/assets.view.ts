@@ -17,6 +17,9 @@ export const assetView = (asset: AssetRecord): AssetView => ({
   poster: asset.state === 'ready' ? `${ASSETS_PATH}/${asset.id}/poster.jpg` : null,
   failure_reason: asset.state === 'failed' ? asset.failureReason : null,
   size_bytes: asset.sizeBytes,
+  source_slicer_id: asset.recording?.slicerId ?? null,
+  recording_started_at: asset.recording ? seconds(asset.recording.startedAt) : null,
+  recording_ended_at: asset.recording ? seconds(asset.recording.endedAt) : null,
   created_at: seconds(asset.createdAt),
   updated_at: seconds(asset.updatedAt),
 });

@@ -3,7 +3,7 @@ import type { OperationalEventSink } from '../../platform/operational-events.js'
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
-import { LIVE_INDEX_FILE, liveDir, liveDirsOfOwner, liveInputDir, liveRoot } from '../../platform/media/media-layout.js';
+import { LIVE_INDEX_FILE, liveDir, liveDirsOfOwner, liveInputDir, liveRoot, recordingsOfOwner } from '../../platform/media/media-layout.js';
 import { LiveIndexKeeper } from '../../platform/media/live-index.js';
 import { LiveStreamDescriber } from '../../platform/media/live-stream-inf.js';
 import { runMediaProcess, type ProcessRunner } from '../../platform/media/media-process.js';
@@ -26,6 +26,7 @@ import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs, liveOutpu
 import { LowLatencyOutput } from './ll-hls-output.js';
 import { LiveSlicerProcess, type LiveStatus } from './live-slicer-process.js';
 import { liveEventOf } from './live-status.js';
+import { LiveRecorder, type RecordingSink } from './live-recorder.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
 import type { RunnerLog } from './task-runner.js';
@@ -66,6 +67,10 @@ export interface FfmpegProvisionerOptions {
   dvrWindowS?: number;
   /** Write the live window as LL-HLS (parts, blocking reloads) rather than with ffmpeg's HLS muxer (PLAYLINE_LIVE_LL_HLS). Default false. */
   lowLatency?: boolean;
+  /** Where recorded live events go (the asset library); without it nothing is recorded. Low-latency output only. */
+  recordings?: () => RecordingSink | undefined;
+  /** Whether a workspace's storage has room for more of a recording (its storage quota). Default: always. */
+  mayRecord?: (owner: string) => Promise<boolean>;
 }
 
 /** The largest box (a segment's mdat) a low-latency output takes: far above a 2 s segment at 2160p (about 4 MB). */
@@ -84,6 +89,8 @@ interface SlicerEntry {
   source: SlicerSource;
   /** The sockets a low-latency slicer's ffmpeg writes to; closed when the slicer stops. */
   lowLatency: LowLatencyOutput | undefined;
+  /** Keeps each live event for the library (slicers with `record`, low-latency output). */
+  recorder: LiveRecorder | undefined;
   ingestUrl: string;
   /** The key encoders present (hls push checks it against the URL). */
   streamKey: string;
@@ -210,7 +217,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     const ids = [...this.slicers.values()].filter((e) => e.owner === owner).map((e) => e.slicerId);
     await Promise.all(ids.map((id) => this.stopSlicer(id)));
     for (const id of ids) this.failures.delete(id);
-    for (const dir of liveDirsOfOwner(this.options.mediaRoot, owner)) await rm(dir, { recursive: true, force: true });
+    for (const dir of [...liveDirsOfOwner(this.options.mediaRoot, owner), recordingsOfOwner(this.options.mediaRoot, owner)]) await rm(dir, { recursive: true, force: true });
   }
 
   /** Stops every process (graceful shutdown); markers stay only for processes that could not be stopped. */
@@ -246,6 +253,8 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     await entry.process.stop();
     await entry.source.close();
     await entry.lowLatency?.close();
+    // The event ends with the slicer here (stopped, restarted, deleted, taken over): its recording becomes an asset.
+    await entry.recorder?.finish();
     if (entry.protocol !== undefined && entry.port !== undefined) for (const p of portsOf(entry.protocol, entry.port).ports) this.reserved.delete(p);
     await rm(join(this.outputDir(entry.owner, slicerId), MARKER), { force: true });
   }
@@ -316,8 +325,33 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     const after = ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'mpegts', 'pipe:1'];
     const profileOptions = { windowSegments: this.options.windowSegments, preset: this.options.preset };
     let lowLatency: LowLatencyOutput | undefined;
+    let recorder: LiveRecorder | undefined;
     let tag = dir;
+    const sink = this.options.recordings?.();
+    if (this.options.lowLatency && sink && s.config.record !== false) {
+      const mayRecord = this.options.mayRecord;
+      recorder = new LiveRecorder({
+        mediaRoot: this.options.mediaRoot,
+        owner: s.owner,
+        slicerId: s.slicerId,
+        liveDir: dir,
+        name: s.config.name,
+        clock: this.options.clock,
+        sink,
+        mayGrow: mayRecord ? () => mayRecord(s.owner) : () => Promise.resolve(true),
+        ffmpeg: this.options.ffmpeg,
+        run: this.run,
+        log: this.options.log,
+        onReady: (assetId, r) => {
+          this.options.events?.emit(s.owner, 'asset.ready', { asset_id: assetId, duration_ms: r.durationMs, renditions: r.renditions.map((x) => x.name) });
+          this.options.events?.emit(s.owner, 'recording.ready', { asset_id: assetId, slicer_id: s.slicerId, started_at: r.startedAt, ended_at: r.endedAt, duration_ms: r.durationMs });
+        },
+      });
+      // What a killed server (or an earlier run here) left is finished first.
+      void recorder.recoverLeftovers();
+    }
     if (this.options.lowLatency) {
+      const keeping = recorder;
       const plan = liveLowLatencyOutputArgs(s.config.output_profile, profileOptions, () => '');
       try {
         lowLatency = await LowLatencyOutput.open({
@@ -332,6 +366,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
           reconnectGraceMs: this.options.reconnectGraceMs ?? 0,
           maxSegmentBytes: MAX_LOW_LATENCY_SEGMENT_BYTES,
           onError: (err, rendition) => this.options.log.warn({ err, slicerId: s.slicerId, rendition }, 'could not write the low-latency live window'),
+          ...(keeping ? { onSegment: (segment) => keeping.segment(segment) } : {}),
         });
       } catch (err) {
         await source.close();
@@ -380,7 +415,11 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       onLiveStateChange: (state, previous) => {
         const event = liveEventOf(state, previous);
         if (event === 'live.started') this.options.events?.emit(s.owner, 'live.started', { slicer_id: s.slicerId, state: 'live' });
-        else if (event === 'live.ended') this.options.events?.emit(s.owner, 'live.ended', { slicer_id: s.slicerId, state });
+        else if (event === 'live.ended') {
+          this.options.events?.emit(s.owner, 'live.ended', { slicer_id: s.slicerId, state });
+          // The event's last segments are written once its runs ended: then its recording becomes an asset.
+          if (recorder) void (lowLatency?.settled() ?? Promise.resolve()).then(() => recorder.finish());
+        }
       },
       onRunEnd: (end) => {
         const context = { slicerId: s.slicerId, reason: end.reason, exitCode: end.result?.exitCode, signal: end.result?.signal, stderr: end.result?.stderrTail.slice(-3) };
@@ -389,7 +428,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
         else this.options.log.warn(context, 'slicer process ended; starting it again after a backoff');
       },
     });
-    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, lowLatency, ingestUrl, streamKey: s.streamKey };
+    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, lowLatency, recorder, ingestUrl, streamKey: s.streamKey };
     this.slicers.set(s.slicerId, entry);
     supervised.start();
     // hls push is taken by the API at once, RTMP by the front in this process; an SRT or RIST listener is ready once ffmpeg holds its port.

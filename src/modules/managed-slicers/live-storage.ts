@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
-import { liveDirsOfOwner } from '../../platform/media/media-layout.js';
+import { liveDirsOfOwner, recordingsOfOwner } from '../../platform/media/media-layout.js';
 import { directoryTally, type DirectoryTally } from '../../platform/quota/directory-bytes.js';
 import type { StorageQuota, StorageReservation, StoredBytesSource } from '../../platform/quota/storage-quota.js';
 import { storageQuotaExceeded } from '../../platform/quota/workspace-quotas.js';
@@ -11,7 +11,7 @@ import { storageQuotaExceeded } from '../../platform/quota/workspace-quotas.js';
 const LIVE_MEASURE_TTL_MS = 2_000;
 
 /**
- * The bytes of a workspace's live folders (its slicers' live windows and hls-push input), for its
+ * The bytes of a workspace's live folders (its slicers' live windows, hls-push input and live events being recorded), for its
  * storage quota. Measured by scanning them (files of `live/<owner>/` and `live-input/<owner>/`,
  * a few levels down), at most once per workspace every 2 s: the work is bounded by the slicers a
  * workspace may hold and the files each folder may hold (window segments, PLAYLINE_HLS_PUSH_MAX_FILES).
@@ -43,8 +43,12 @@ export class LiveStorageMeter implements StoredBytesSource {
 
   private async scan(workspaceId: string): Promise<number> {
     let total = 0;
+    // A recorded segment is a hard link of the live window's file: counted once.
+    const seen = new Set<string>();
     // <owner>/<slicer>/<rendition>/<file>: three levels of folders.
-    for (const dir of liveDirsOfOwner(this.mediaRoot, workspaceId)) total += (await directoryTally(dir, 3)).bytes;
+    for (const dir of liveDirsOfOwner(this.mediaRoot, workspaceId)) total += (await directoryTally(dir, 3, seen)).bytes;
+    // Recordings under way: <owner>/<slicer>/<recording>/<rendition>/<file>.
+    total += (await directoryTally(recordingsOfOwner(this.mediaRoot, workspaceId), 4, seen)).bytes;
     return total;
   }
 }

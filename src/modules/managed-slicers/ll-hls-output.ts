@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../platform/clock.js';
 import { Fmp4Splitter, type Fmp4Piece } from '../../platform/media/fmp4-fragments.js';
-import { LowLatencyWindow, type LowLatencyShape } from '../../platform/media/ll-hls-window.js';
+import { LowLatencyWindow, type ClosedSegment, type LowLatencyShape } from '../../platform/media/ll-hls-window.js';
 import { LIVE_INDEX_FILE } from '../../platform/media/media-layout.js';
 
 /** One rendition of a low-latency slicer: its name and the index.m3u8 line that names it (undefined: measured by LiveIndexKeeper). */
@@ -19,6 +19,8 @@ export interface LowLatencyOutputOptions extends LowLatencyShape {
   renditions: readonly LowLatencyRendition[];
   clock: Clock;
   onError: (err: unknown, rendition: string) => void;
+  /** Each complete segment of every rendition, before it can leave its window (the recorder). */
+  onSegment?: (segment: ClosedSegment) => Promise<void>;
 }
 
 /**
@@ -62,6 +64,13 @@ export class LowLatencyOutput {
   /** The ffmpeg output URL of a rendition. */
   urlOf(name: string): string {
     return `unix:${this.socketPath(name)}`;
+  }
+
+  /** Resolves once what the renditions received so far is written, ended runs included (their last segment closed). */
+  async settled(): Promise<void> {
+    // A socket's close event queues its run's end: let those of sockets just closed come first.
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all(this.writes.map((w) => w()));
   }
 
   /** Stops listening; the runs under way are ended (their open segments written whole) before it resolves. */

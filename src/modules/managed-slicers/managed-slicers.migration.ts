@@ -97,10 +97,21 @@ export const slicerDvrWindowMigration: Migration = {
   },
 };
 
+/** Whether each slicer records its live events into the library; null for existing slicers, which do (the default). */
+export const slicerRecordMigration: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').addColumn('record', 'boolean').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('managed_slicers').dropColumn('record').execute();
+  },
+};
+
 /** The managed slicers' migrations by name (0400-0499). */
 export const managedSlicerMigrations: Record<string, Migration> = {
   '0400_managed_slicers': managedSlicersMigration,
   '0401_managed_slicer_hosts': slicerHostsMigration,
   '0402_managed_slicer_stream_keys': slicerStreamKeysMigration,
   '0403_managed_slicer_dvr_window': slicerDvrWindowMigration,
+  '0404_managed_slicer_record': slicerRecordMigration,
 };

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { RecordingSink } from './live-recorder.js';
 import type { OperationalEventSink } from '../../platform/operational-events.js';
 import type { Clock } from '../../platform/clock.js';
 import { listSetting, mediaMemoryLimitBytesOf, type Config, type DeploymentMode } from '../../platform/config.js';
@@ -47,8 +48,10 @@ export interface ManagedSlicersDeps {
   log: RunnerLog;
   /** The workspaces' quotas: slicers per workspace; live folders count in the storage quota. */
   quotas: Quotas;
-  /** Operational events (live.started, live.ended) for webhooks. */
+  /** Operational events (live.started, live.ended, recording.ready) for webhooks. */
   events?: OperationalEventSink;
+  /** Where recorded live events go (the asset library, made after this module: asked for when a slicer starts). */
+  recordings?: () => RecordingSink | undefined;
 }
 
 export interface ManagedSlicers {
@@ -166,6 +169,8 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPush: { baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
       ...(deps.events ? { events: deps.events } : {}),
+      ...(deps.recordings ? { recordings: deps.recordings } : {}),
+      mayRecord: (owner) => deps.quotas.storage.hasRoom(owner),
     });
     hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;

@@ -252,6 +252,7 @@ const configColumns = (config: SlicerConfig) => ({
   ingest_protocol: config.ingest_protocol,
   output_profile: config.output_profile,
   dvr_window_s: config.dvr_window_s ?? null,
+  record: config.record === undefined ? null : config.record ? 1 : 0,
 });
 
 export function toSlicer(row: SlicerRow): SlicerRecord {
@@ -262,6 +263,7 @@ export function toSlicer(row: SlicerRow): SlicerRecord {
     ingest_protocol: row.ingest_protocol,
     output_profile: row.output_profile,
     ...(row.dvr_window_s !== null && row.dvr_window_s !== undefined ? { dvr_window_s: Number(row.dvr_window_s) } : {}),
+    ...(row.record !== null && row.record !== undefined ? { record: Boolean(row.record) } : {}),
   } as SlicerConfig;
   return {
     id: row.id,

@@ -70,6 +70,13 @@ const slicerFields = {
         'Default and upper bound: the deployment\'s PLAYLINE_LIVE_DVR_WINDOW_S (2 h unless set). Low-latency output only',
     }),
   ),
+  record: Type.Optional(
+    Type.Boolean({
+      description:
+        'Record each live event into the asset library (default true): when the event ends (the encoder gone past the reconnect grace, or the slicer stopped or deleted) ' +
+        'its segments become a ready asset with source_slicer_id, without re-encoding. Low-latency output (PLAYLINE_LIVE_LL_HLS) only',
+    }),
+  ),
 };
 
 export const SlicerCreateBody = Type.Object(slicerFields, { additionalProperties: false });
@@ -161,6 +168,7 @@ export const ManagedSlicerSchema = Type.Object(
     ingest_protocol: IngestProtocolSchema,
     output_profile: OutputProfileSchema,
     dvr_window_s: Type.Optional(Type.Integer({ description: 'DVR window of the live output, in seconds (0: the short live window); absent on slicers made before it existed (they take PLAYLINE_LIVE_DVR_WINDOW_S)' })),
+    record: Type.Boolean({ description: 'Whether live events are recorded into the asset library (assets with source_slicer_id)' }),
     state: SlicerStateSchema,
     ingest_url: Type.Union([Type.String(), Type.Null()], {
       description:

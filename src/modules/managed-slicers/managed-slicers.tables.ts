@@ -11,6 +11,8 @@ export interface ManagedSlicerTable {
   output_profile: string;
   /** Seconds of DVR window; null for slicers made before it (they take PLAYLINE_LIVE_DVR_WINDOW_S). */
   dvr_window_s: number | null;
+  /** Records live events into the library; null for slicers made before it (they do). SQLite stores 0/1. */
+  record: boolean | number | null;
   /** Derived from the slicer's tasks, rewritten with every task change (see deriveSlicerState). */
   state: string;
   /** Without the stream key: the view adds it (stream-key.ts). */

@@ -42,6 +42,7 @@ export const slicerView = ({ slicer, task, streamKey }: SlicerWithKey, live?: Li
   ingest_protocol: slicer.config.ingest_protocol,
   output_profile: slicer.config.output_profile,
   ...(slicer.config.dvr_window_s !== undefined ? { dvr_window_s: slicer.config.dvr_window_s } : {}),
+  record: slicer.config.record !== false,
   state: slicer.state,
   ingest_url: ingestUrlWithKey(slicer.config.ingest_protocol, slicer.ingestUrl, streamKey),
   created_at: slicer.createdAt,

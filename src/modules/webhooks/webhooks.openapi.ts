@@ -6,7 +6,7 @@ const whenSent: Record<(typeof operationalEventTypes)[number], string> = {
   'asset.failed': 'Packaging of an asset failed.',
   'live.started': 'A slicer\'s live.state became live: media from its encoder arrives.',
   'live.ended': 'A slicer\'s live.state left live (the source stopped or went away, the slicer was stopped, restarted or deleted).',
-  'recording.ready': 'Not sent yet (live recording is not built): a live event\'s recording became a ready asset of the library.',
+  'recording.ready': 'A live event\'s recording became a ready asset of the library (source_slicer_id names its slicer).',
   'publishing.active': 'A publishing schedule\'s status became active.',
   'publishing.error': 'A publishing schedule\'s status became error.',
 };

@@ -4,7 +4,7 @@ import { operationalEventTypes } from '../../platform/operational-events.js';
 import { loggedOutcomeKinds } from '../error-reporting/delivery-outcome.js';
 
 export const EventType = Type.Union(operationalEventTypes.map((t) => Type.Literal(t)), {
-  description: 'asset.ready, asset.failed, live.started, live.ended, recording.ready (no producer yet: live recording is not built), publishing.active, publishing.error',
+  description: 'asset.ready, asset.failed, live.started, live.ended, recording.ready, publishing.active, publishing.error',
 });
 
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL that receives a signed POST per event; loopback, private, link-local and metadata addresses are refused unless PLAYLINE_OUTBOUND_ALLOWLIST permits them' });
@@ -171,7 +171,7 @@ export const operationalEventData = {
       ended_at: Type.Integer({ description: 'Unix ms when it ended' }),
       duration_ms: Type.Integer({ minimum: 0 }),
     },
-    { description: 'Not sent yet: live recording is not built. The shape a recording.ready will have' },
+    { description: 'A live event was recorded: its asset is ready (sent with an asset.ready for the same asset)' },
   ),
   'publishing.active': Type.Object({ ...scheduleFields, status: Type.Literal('active'), error: Type.Null() }),
   'publishing.error': Type.Object({ ...scheduleFields, status: Type.Literal('error'), error: Type.String({ description: 'Why publishing failed' }) }),

@@ -37,6 +37,22 @@ export interface LowLatencyWindowOptions extends LowLatencyShape {
   /** The rendition: `media_<name>.m3u8`, `init_<name>.mp4`, `seg_<name>_<msn>.m4s`, `seg_<name>_<msn>_p<n>.m4s`. */
   name: string;
   clock: Clock;
+  /** Called with each segment once its file is complete, before any file leaves the window (recording). Must not throw. */
+  onSegment?: (segment: ClosedSegment) => Promise<void>;
+}
+
+/** A complete segment of the window, as a recorder takes it. */
+export interface ClosedSegment {
+  rendition: string;
+  /** Its file, and its init segment's, in the window's directory. */
+  uri: string;
+  initUri: string;
+  /** Which run of ffmpeg wrote it (one init segment per run), counted from 1 by this window. */
+  run: number;
+  durationS: number;
+  bytes: number;
+  /** Its EXT-X-PROGRAM-DATE-TIME (ingest clock, Unix ms). */
+  startMs: number;
 }
 
 interface ListedPart {
@@ -47,6 +63,7 @@ interface ListedPart {
 
 /** One run of ffmpeg: its init segment and its media-time to ingest-clock mapping. */
 interface Run {
+  serial: number;
   initUri: string;
   anchor: { wallMs: number; mediaS: number } | undefined;
 }
@@ -136,7 +153,7 @@ export class LowLatencyWindow {
   private readonly maxSegments: number;
 
   constructor(private readonly options: LowLatencyWindowOptions) {
-    this.run = { initUri: `init_${options.name}.mp4`, anchor: undefined };
+    this.run = { serial: 0, initUri: `init_${options.name}.mp4`, anchor: undefined };
     this.targetS = Math.ceil(options.segmentTargetS);
     this.dvrWindowS = options.dvrWindowS ?? 0;
     // A segment lasts at least 90 % of the target unless the size bound closed it: twice the segments a DVR window of full ones needs.
@@ -166,7 +183,7 @@ export class LowLatencyWindow {
     this.endedAt = undefined;
     if (continued) {
       const msn = this.nextMsn;
-      this.run = { initUri: `init_${this.options.name}_${msn}.mp4`, anchor: undefined };
+      this.run = { serial: this.run.serial + 1, initUri: `init_${this.options.name}_${msn}.mp4`, anchor: undefined };
       this.discontinuityPending = true;
     } else {
       const prefix = `seg_${this.options.name}_`;
@@ -178,7 +195,7 @@ export class LowLatencyWindow {
       this.rendered.clear();
       this.discontinuityPending = false;
       this.discontinuitySequence = 0;
-      this.run = { initUri: `init_${this.options.name}.mp4`, anchor: undefined };
+      this.run = { serial: this.run.serial + 1, initUri: `init_${this.options.name}.mp4`, anchor: undefined };
       this.nextMsn = runStartNumber(this.options.clock.now(), this.lastMsn);
     }
     await this.writeAtomically(this.run.initUri, init.bytes);
@@ -254,8 +271,18 @@ export class LowLatencyWindow {
 
   private async close(open: OpenSegment): Promise<void> {
     this.open = undefined;
-    await this.writeAtomically(open.uri, Buffer.concat(open.bytes));
+    const bytes = Buffer.concat(open.bytes);
+    await this.writeAtomically(open.uri, bytes);
     const durationS = open.endS - open.startS;
+    await this.options.onSegment?.({
+      rendition: this.options.name,
+      uri: open.uri,
+      initUri: open.run.initUri,
+      run: open.run.serial,
+      durationS,
+      bytes: bytes.length,
+      startMs: this.wallTimeOf(open.run, open.startS),
+    });
     this.targetS = Math.max(this.targetS, Math.ceil(durationS - 0.001));
     this.segments.push({ msn: open.msn, run: open.run, discontinuity: open.discontinuity, uri: open.uri, durationS, startS: open.startS, parts: open.parts, partsListed: open.partsListed });
     const gone = this.segments.splice(0, this.leaving());

@@ -47,8 +47,19 @@ export const liveRoot = (root: string): string => join(root, 'live');
 
 const liveInputRoot = (root: string): string => join(root, 'live-input');
 
-/** Every live window and pushed input of one workspace. */
+const recordingsRoot = (root: string): string => join(root, 'recordings');
+
+/** Every live window and pushed input of one workspace (three levels of folders below each). */
 export const liveDirsOfOwner = (root: string, owner: string): string[] => [join(liveRoot(root), checked(owner)), join(liveInputRoot(root), checked(owner))];
+
+/** The live events of one workspace being recorded (`<slicer id>/<recording id>/<rendition>/` below). */
+export const recordingsOfOwner = (root: string, owner: string): string => join(recordingsRoot(root), checked(owner));
+
+/** A slicer's recordings under way (or left unfinished by a killed server). */
+export const recordingsOfSlicer = (root: string, owner: string, slicerId: string): string => join(recordingsOfOwner(root, owner), checked(slicerId));
+
+/** One live event being recorded: its renditions' segments (hard links of the live window's files) and its journal. */
+export const recordingDir = (root: string, owner: string, slicerId: string, recordingId: string): string => join(recordingsOfSlicer(root, owner, slicerId), checked(recordingId));
 
 /** A managed slicer's rolling live HLS window (fMP4), written by its ffmpeg, served by the edge, pushed by publishing. */
 export const liveDir = (root: string, owner: string, slicerId: string): string => join(liveRoot(root), checked(owner), checked(slicerId));

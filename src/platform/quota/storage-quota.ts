@@ -71,6 +71,11 @@ export class StorageQuota {
     return { total: total + reserved, bySource, reserved };
   }
 
+  /** Whether the workspace stores less than its quota (a recording under way goes on while it does). */
+  async hasRoom(workspaceId: string): Promise<boolean> {
+    return (await this.use(workspaceId)).total < this.options.limitBytes;
+  }
+
   /** Holds `bytes` for a write of the workspace; throws 507 storage_quota_exceeded when they do not fit. */
   async reserve(workspaceId: string, bytes: number): Promise<StorageReservation> {
     const id = randomUUID();
