@@ -115,11 +115,13 @@ export function assetsCommand(): Command {
       .command('list')
       .description('List assets, newest first')
       .option('--state <state>', `only assets in this state (${assetStates.join(', ')})`, stateOption)
+      .option('--slicer <id>', 'only the recorded live events of this managed slicer')
       .option('--limit <n>', 'page size, 1-100 (default: every asset)', positiveInt)
       .option('--cursor <cursor>', 'the page after the one that printed this cursor'),
-  ).action(async (opts: ApiOptions & { state?: AssetState; limit?: number; cursor?: string }) => {
+  ).action(async (opts: ApiOptions & { state?: AssetState; slicer?: string; limit?: number; cursor?: string }) => {
     const { page, nextCursor } = await clientOf(opts).assets.list({
       ...(opts.state ? { state: opts.state } : {}),
+      ...(opts.slicer ? { source_slicer_id: opts.slicer } : {}),
       ...(opts.limit ? { limit: opts.limit } : {}),
       ...(opts.cursor ? { cursor: opts.cursor } : {}),
     });

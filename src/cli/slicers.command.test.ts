@@ -60,11 +60,23 @@ describe('playline slicers rotate-key (the CLI over a running server)', () => {
   test('update --dvr-window-s sets the slicer\'s DVR window; a value past the server\'s bound or not whole seconds is refused', async () => {
     const slicer = await t.client.managedSlicers.create({ ...slicerBody('dvr'), ingest_protocol: 'srt' });
     const out = await cli('update', slicer.id, '--dvr-window-s', '900');
-    assert.match(out.stdout, new RegExp(`^slicer ${slicer.id}: dvr_window_s 900 \\(task [0-9a-f-]{36}, UPDATE (PENDING|IN_PROGRESS)\\)$`, 'm'));
+    assert.match(out.stdout, new RegExp(`^slicer ${slicer.id}: dvr_window_s 900, record true \\(task [0-9a-f-]{36}, UPDATE (PENDING|IN_PROGRESS)\\)$`, 'm'));
     assert.equal((await t.client.managedSlicers.get(slicer.id)).dvr_window_s, 900);
     await assert.rejects(cli('update', slicer.id, '--dvr-window-s', '99999'), (err: { code: number; stderr: string }) => err.code === 1 && /400 validation_failed/.test(err.stderr));
     await assert.rejects(cli('update', slicer.id, '--dvr-window-s', '1h'), (err: { code: number; stderr: string }) => err.code !== 0 && /whole seconds/.test(err.stderr));
     assert.equal((await t.client.managedSlicers.get(slicer.id)).dvr_window_s, 900);
+    await runAllTasks(t.runtime.managedSlicers, clock, t.workspace.id);
+  });
+
+  test('update --no-record stops recording live events, --record starts it again; update without a setting is refused before any call', async () => {
+    const slicer = await t.client.managedSlicers.create({ ...slicerBody('rec'), ingest_protocol: 'srt' });
+    assert.equal(slicer.record, true, 'recording is on by default');
+    assert.match((await cli('update', slicer.id, '--no-record')).stdout, /, record false \(task /);
+    assert.equal((await t.client.managedSlicers.get(slicer.id)).record, false);
+    await runAllTasks(t.runtime.managedSlicers, clock, t.workspace.id);
+    assert.match((await cli('update', slicer.id, '--record')).stdout, /, record true \(task /);
+    assert.equal((await t.client.managedSlicers.get(slicer.id)).record, true);
+    await assert.rejects(cli('update', slicer.id), (err: { code: number; stderr: string }) => err.code === 1 && /give a setting to change/.test(err.stderr));
     await runAllTasks(t.runtime.managedSlicers, clock, t.workspace.id);
   });
 

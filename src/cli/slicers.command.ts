@@ -34,17 +34,25 @@ task completed. --json prints the whole slicer instead.`),
       .command('update')
       .description("Change a slicer's settings (an UPDATE task applies them: the slicer starts afresh)")
       .argument('<id>', 'slicer id')
-      .requiredOption('--dvr-window-s <seconds>', 'DVR window of the live output: seconds players can seek back (0: the short live window; at most the server\'s PLAYLINE_LIVE_DVR_WINDOW_S)')
+      .option('--dvr-window-s <seconds>', 'DVR window of the live output: seconds players can seek back (0: the short live window; at most the server\'s PLAYLINE_LIVE_DVR_WINDOW_S)')
+      .option('--record', 'record each live event into the asset library (the default for a new slicer)')
+      .option('--no-record', 'do not record live events')
       .addHelpText('after', `
-Example: playline slicers update 3f2a... --dvr-window-s 3600   (an hour of DVR)`),
-  ).action(async (id: string, opts: ApiOptions & { dvrWindowS: string }) => {
-    if (!/^[0-9]{1,5}$/.test(opts.dvrWindowS)) throw new Error(`--dvr-window-s takes whole seconds (0-43200), not "${opts.dvrWindowS}"`);
-    const slicer = await clientOf(opts).managedSlicers.update(id, { dvr_window_s: Number(opts.dvrWindowS) });
+Give at least one setting.
+Examples: playline slicers update 3f2a... --dvr-window-s 3600   (an hour of DVR)
+          playline slicers update 3f2a... --no-record`),
+  ).action(async (id: string, opts: ApiOptions & { dvrWindowS?: string; record?: boolean }) => {
+    if (opts.dvrWindowS !== undefined && !/^[0-9]{1,5}$/.test(opts.dvrWindowS)) throw new Error(`--dvr-window-s takes whole seconds (0-43200), not "${opts.dvrWindowS}"`);
+    if (opts.dvrWindowS === undefined && opts.record === undefined) throw new Error('give a setting to change: --dvr-window-s <seconds>, --record or --no-record');
+    const slicer = await clientOf(opts).managedSlicers.update(id, {
+      ...(opts.dvrWindowS !== undefined ? { dvr_window_s: Number(opts.dvrWindowS) } : {}),
+      ...(opts.record !== undefined ? { record: opts.record } : {}),
+    });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(slicer, null, 2)}\n`);
       return;
     }
-    process.stdout.write(`slicer ${slicer.id}: dvr_window_s ${slicer.dvr_window_s ?? 'default'} (task ${slicer.task.id}, ${slicer.task.operation} ${slicer.task.state})\n`);
+    process.stdout.write(`slicer ${slicer.id}: dvr_window_s ${slicer.dvr_window_s ?? 'default'}, record ${slicer.record} (task ${slicer.task.id}, ${slicer.task.operation} ${slicer.task.state})\n`);
   });
 
   return slicers;

@@ -79,6 +79,7 @@ describe('a live event recorded into the library: one asset across an encoder cu
 
     await push(ingest, 12);
     await eventually(async () => (await state()) === 'reconnecting', 'reconnecting during the cut', 15_000);
+    assert.deepEqual((await t.client.managedSlicers.get(slicer.id)).live?.recording, { state: 'recording', reason: null }, 'the event is being recorded');
     await new Promise((resolve) => setTimeout(resolve, 5000));
     await push(ingest, 8);
     // The event ends once the grace after the second push passed.

@@ -91,6 +91,8 @@ interface SlicerEntry {
   lowLatency: LowLatencyOutput | undefined;
   /** Keeps each live event for the library (slicers with `record`, low-latency output). */
   recorder: LiveRecorder | undefined;
+  /** Why a slicer with `record` cannot record here (PLAYLINE_LIVE_LL_HLS off, no asset library). */
+  recordingUnavailable: string | undefined;
   ingestUrl: string;
   /** The key encoders present (hls push checks it against the URL). */
   streamKey: string;
@@ -157,7 +159,10 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
   /** What a slicer run here is doing; undefined when it does not run here. */
   status(slicerId: string): LiveStatus | undefined {
     const entry = this.slicers.get(slicerId);
-    if (entry) return entry.process.snapshot();
+    if (entry) {
+      const recording = entry.recorder?.status() ?? (entry.recordingUnavailable ? { state: 'unavailable' as const, reason: entry.recordingUnavailable } : undefined);
+      return { ...entry.process.snapshot(), ...(recording ? { recording } : {}) };
+    }
     const reason = this.failures.get(slicerId);
     return reason === undefined ? undefined : { state: 'failed', failureReason: reason, inputKbps: null, lastFrameAt: null, restarts: 0 };
   }
@@ -328,6 +333,10 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     let recorder: LiveRecorder | undefined;
     let tag = dir;
     const sink = this.options.recordings?.();
+    const recordingUnavailable =
+      s.config.record === false ? undefined
+      : !this.options.lowLatency ? 'live events are recorded from the low-latency output: this server runs with PLAYLINE_LIVE_LL_HLS=false'
+      : !sink ? 'the asset library is not available on this server (ffmpeg)' : undefined;
     if (this.options.lowLatency && sink && s.config.record !== false) {
       const mayRecord = this.options.mayRecord;
       recorder = new LiveRecorder({
@@ -428,7 +437,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
         else this.options.log.warn(context, 'slicer process ended; starting it again after a backoff');
       },
     });
-    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, lowLatency, recorder, ingestUrl, streamKey: s.streamKey };
+    const entry: SlicerEntry = { slicerId: s.slicerId, owner: s.owner, protocol: listen, port, taskId: s.taskId, process: supervised, source, lowLatency, recorder, recordingUnavailable, ingestUrl, streamKey: s.streamKey };
     this.slicers.set(s.slicerId, entry);
     supervised.start();
     // hls push is taken by the API at once, RTMP by the front in this process; an SRT or RIST listener is ready once ffmpeg holds its port.

@@ -12,6 +12,8 @@ export interface LiveStatus {
   lastFrameAt: number | null;
   /** Times the process was started again after it ended (source gone, crash). */
   restarts: number;
+  /** Recording of the event into the library (slicers with `record`); undefined when off. */
+  recording?: { state: 'idle' | 'recording' | 'stopped' | 'unavailable'; reason: string | null };
 }
 
 /**

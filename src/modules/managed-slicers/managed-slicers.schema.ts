@@ -153,6 +153,17 @@ export const LiveStatusSchema = Type.Object(
     input_bitrate_kbps: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Bitrate of the source as received, over the last second or so; null without a source' }),
     last_frame_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix milliseconds of the last media received; null before any' }),
     restarts: Type.Integer({ minimum: 0, description: 'Times the slicer process was started again (source gone, crash) since it was provisioned here' }),
+    recording: Type.Optional(
+      Type.Object(
+        {
+          state: Type.Union([Type.Literal('idle'), Type.Literal('recording'), Type.Literal('stopped'), Type.Literal('unavailable')], {
+            description: 'idle: no event under way; recording; stopped: this event is no longer recorded (reason), the live goes on; unavailable: this server cannot record (reason)',
+          }),
+          reason: Type.Union([Type.String(), Type.Null()]),
+        },
+        { description: 'Recording of the live event into the library (slicers with record on)' },
+      ),
+    ),
   },
   { description: 'The slicer process as it runs now (real slicers only, on the instance running it); absent otherwise' },
 );

@@ -29,6 +29,7 @@ export const liveView = (status: LiveStatus): NonNullable<ManagedSlicerView['liv
   input_bitrate_kbps: status.inputKbps,
   last_frame_at: status.lastFrameAt,
   restarts: status.restarts,
+  ...(status.recording ? { recording: status.recording } : {}),
 });
 
 /** The slicer as its own workspace sees it: `ingest_url` carries the stream key, so this goes to no one else. */

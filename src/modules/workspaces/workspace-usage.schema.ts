@@ -11,7 +11,7 @@ export const WorkspaceUsageSchema = Type.Object({
   '@type': Type.Literal('WorkspaceUsage'),
   workspace_id: Type.String(),
   quotas: Type.Object({
-    storage_bytes: QuotaUseSchema('Media bytes (uploads, packaged assets, live windows and hls-push input, and bytes held for uploads being received)'),
+    storage_bytes: QuotaUseSchema('Media bytes (uploads, packaged assets, live windows, hls-push input and live events being recorded, and bytes held for uploads being received)'),
     assets: QuotaUseSchema('Assets'),
     slicers: QuotaUseSchema('Managed slicers'),
     targets: QuotaUseSchema('Publishing targets'),
@@ -19,7 +19,7 @@ export const WorkspaceUsageSchema = Type.Object({
     active_pushes: QuotaUseSchema('Started publishing schedules (active, or in error and retrying: one push each)'),
   }),
   storage: Type.Object({
-    by_source: Type.Record(Type.String(), Type.Integer(), { description: 'Stored bytes by where they are: assets (uploads and packaged output), live (live windows and hls-push input of the slicers)' }),
+    by_source: Type.Record(Type.String(), Type.Integer(), { description: 'Stored bytes by where they are: assets (uploads and packaged output), live (live windows, hls-push input and recordings under way of the slicers)' }),
     reserved: Type.Integer({ description: 'Bytes held for uploads and pushes being received (part of storage_bytes.used)' }),
   }),
 });
