@@ -10,6 +10,7 @@ import { errorReportingView } from './views/error-reporting.js';
 import { keysView } from './views/keys.js';
 import { libraryView } from './views/library.js';
 import { sharesView } from './views/shares.js';
+import { webhooksView } from './views/webhooks.js';
 import { usageView } from './views/usage.js';
 import { overviewView } from './views/overview.js';
 import { publishingView } from './views/publishing.js';
@@ -26,6 +27,7 @@ const routes = [
   { hash: '#error-reporting', label: 'Error Reporting' },
   { hash: '#publishing', label: 'Publishing' },
   { hash: '#slicers', label: 'Slicers' },
+  { hash: '#webhooks', label: 'Webhooks' },
   { hash: '#keys', label: 'API keys' },
   { hash: '#shares', label: 'Sharing' },
   { hash: '#usage', label: 'Usage' },
@@ -42,6 +44,7 @@ function signedIn(root: HTMLElement, api: DashboardApi, workspace: Workspace, si
     '#error-reporting': errorReportingView(ctx),
     '#publishing': publishingView(ctx),
     '#slicers': slicersView(ctx),
+    '#webhooks': webhooksView(ctx),
     '#keys': keysView(ctx),
     '#shares': sharesView(ctx),
     '#usage': usageView(ctx),

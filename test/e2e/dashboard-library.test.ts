@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
+import { startLocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
 import type { ManagedSlicerTaskView, ManagedSlicerView } from '../../src/modules/managed-slicers/managed-slicers.schema.js';
 import { artifactsDir, browserSkip, desktopBrowser, missingTools } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
@@ -51,6 +52,7 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
   let clip = '';
   let assetId = '';
   const pushers: ChildProcess[] = [];
+  let liveSlicerId = '';
   const pageErrors: string[] = [];
 
   const currentTime = (selector: string) => page.$eval(selector, (video) => (video as unknown as { currentTime: number }).currentTime);
@@ -72,6 +74,10 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
         PLAYLINE_SLICER_PROVISIONER: 'ffmpeg',
         PLAYLINE_SLICER_PORTS: `${PORT_BASE}-${PORT_BASE + 9}`,
         PLAYLINE_SLICER_BIND_HOST: '127.0.0.1',
+        // The live event ends 1 s after its encoder stops: its recording is listed soon after.
+        PLAYLINE_LIVE_RECONNECT_GRACE_MS: '1000',
+        // The webhook receiver is on loopback.
+        PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32',
       }).then((started) => (server = started)),
       desktopBrowser(profile).then((launched) => (context = launched)),
       makeClip(scratch, 'clip.mp4', { seconds: 4, width: 320, height: 180 }).then((path) => (clip = path)),
@@ -219,6 +225,7 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
 
   test('a live slicer\'s preview plays its live output in the page, with its state and input bit rate', async () => {
     const slicer = await client.managedSlicers.create({ name: 'Preview e2e', region: 'eu-central-1', ingest_protocol: 'srt', output_profile: 'passthrough' });
+    liveSlicerId = slicer.id;
     let task: ManagedSlicerTaskView | undefined;
     await eventually(async () => {
       task = await client.managedSlicers.getTask(slicer.task.id);
@@ -279,5 +286,66 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
     }
     await page.setViewportSize({ width: 1280, height: 900 });
     assert.deepEqual(pageErrors, []);
+  });
+  test('Webhooks view: an endpoint subscribed (its secret shown once), then the live event ends: its recording is listed with its slicer and plays, and the deliveries show; at 390 and 1280 px', async () => {
+    const receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
+    try {
+      await page.click('a[href="#webhooks"]');
+      await page.fill('#webhook-url', receiver.url);
+      await page.fill('#webhook-description', 'ops');
+      await page.click('#webhook-create');
+      await page.waitForSelector('#webhook-secret-box:not([hidden])', WAIT);
+      assert.match(String(await page.textContent('#webhook-secret')), /^whsec_/);
+      await page.waitForSelector(`#webhook-subscriptions tbody tr:has-text("${receiver.url}")`, WAIT);
+      // Away and back: the secret is not on the page any more.
+      await page.click('a[href="#library"]');
+      await page.click('a[href="#webhooks"]');
+      assert.equal(await page.isHidden('#webhook-secret-box'), true);
+      assert.doesNotMatch(String(await page.textContent('#view-webhooks')), /whsec_/);
+
+      // The encoder stops: 1 s later the event ends and its recording becomes an asset.
+      for (const pusher of pushers) pusher.kill('SIGKILL');
+      await page.click('a[href="#slicers"]');
+      const slicerRow = `#slicers tr[data-key="${liveSlicerId}"]`;
+      await page.click(`${slicerRow} button:text-is("Recordings")`);
+      await page.waitForSelector('#slicer-recordings:not([hidden])', WAIT);
+      assert.equal(await page.textContent('#slicer-recordings-name'), 'Preview e2e');
+      const recording = '#slicer-recordings-table tbody tr';
+      await page.waitForSelector(`${recording} td.badge:text-is("ready")`, WAIT);
+      assert.match(String(await page.textContent(`${recording} td:first-child`)), /^Preview e2e \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+      await page.click(`${recording} button:text-is("Play")`);
+      await until(() => currentTime('#slicer-recording-player-video'), (t) => t > 1, 'the recording plays in the page', 60_000);
+      assert.equal((await client.assets.list({ source_slicer_id: liveSlicerId })).page.items.length, 1);
+
+      // Its events reached the endpoint, and the view lists the deliveries.
+      await eventually(() => receiver.received.some((r) => r.body.includes('"recording.ready"')), 'recording.ready delivered', 30_000);
+      await page.click('a[href="#webhooks"]');
+      await page.waitForSelector('#webhook-attempts tbody tr td.badge:has-text("delivered")', WAIT);
+
+      for (const width of [390, 1280]) {
+        await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+        for (const view of ['#webhooks', '#slicers']) {
+          await page.click(`a[href="${view}"]`);
+          if (view === '#slicers') {
+            await page.click(`${slicerRow} button:text-is("Recordings")`);
+            await page.waitForSelector(`${recording} td.badge:text-is("ready")`, WAIT);
+          } else {
+            await page.waitForSelector('#webhook-subscriptions tbody tr', WAIT);
+          }
+          const [scrollWidth, innerWidth] = (await page.evaluate('[document.documentElement.scrollWidth, innerWidth]')) as number[];
+          assert.ok((scrollWidth as number) <= (innerWidth as number), `${view} at ${width} px: page ${scrollWidth} px wide in a ${innerWidth} px window`);
+          if (width === 1280) {
+            const overflowing = (await page.evaluate(`[...document.querySelectorAll('.view:not([hidden]) .table-scroll')]
+              .filter((box) => box.scrollWidth > box.clientWidth + 1).map((box) => box.querySelector('table')?.getAttribute('aria-label'))`)) as string[];
+            assert.deepEqual(overflowing, [], `${view} at 1280 px: tables wider than their card`);
+          }
+          await page.screenshot({ path: join(artifacts, `dashboard-${view.slice(1)}-recordings-webhooks-${width}.png`), fullPage: true });
+        }
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -2,7 +2,8 @@ import type { V4Signer } from './sign.js';
 import type {
   ApiKey, Asset, AssetCollection, WorkspaceUsage, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
   NewSchedule, NewSlicer, NewTarget, Region, Schedule, SchedulePatch, Slicer, SlicerCollection, SlicerTaskCollection, Target, TargetPatch,
-  VodStats, VodStatsCollection, VodStatsSummary, Workspace,
+  VodStats, VodStatsCollection, VodStatsSummary, Workspace, NewWebhookSubscription, WebhookAttemptCollection, WebhookSubscription,
+  WebhookSubscriptionCollection, WebhookSubscriptionWithSecret,
 } from './types.js';
 
 /** A failed API call, carrying what the server said (problem+json) or what went wrong on the way. */
@@ -183,6 +184,8 @@ export class DashboardApi {
     const link = /<[^>]*[?&]cursor=([^&>]+)[^>]*>;\s*rel="next"/.exec(headers.get('link') ?? '');
     return { page: value, next: link?.[1] === undefined ? undefined : decodeURIComponent(link[1]) };
   }
+  /** The recorded live events of one slicer, newest first. */
+  recordings = (slicerId: string) => this.request<AssetCollection>('GET', '/assets', { query: { source_slicer_id: slicerId, limit: 50 } });
   getAsset = (assetId: string) => this.request<Asset>('GET', `/assets/${encodeURIComponent(assetId)}`);
   deleteAsset = (assetId: string) => this.request<unknown>('DELETE', `/assets/${encodeURIComponent(assetId)}`);
 
@@ -191,6 +194,13 @@ export class DashboardApi {
   restartSlicer = (slicerId: string) => this.request<Slicer>('GET', `/managed-slicer/slicers/restart/${encodeURIComponent(slicerId)}`);
   deleteSlicer = (slicerId: string) => this.request<Slicer>('DELETE', `/managed-slicer/slicers/${encodeURIComponent(slicerId)}`);
   rotateSlicerKey = (slicerId: string) => this.request<Slicer>('POST', `/managed-slicer/slicers/${encodeURIComponent(slicerId)}/rotate-stream-key`);
+
+  webhookSubscriptions = () => this.request<WebhookSubscriptionCollection>('GET', '/webhooks/subscriptions');
+  createWebhookSubscription = (body: NewWebhookSubscription) => this.request<WebhookSubscriptionWithSecret>('POST', '/webhooks/subscriptions', { body });
+  deleteWebhookSubscription = (id: string) => this.request<unknown>('DELETE', `/webhooks/subscriptions/${encodeURIComponent(id)}`);
+  setWebhookSubscriptionEnabled = (id: string, enabled: boolean) => this.request<WebhookSubscription>('PATCH', `/webhooks/subscriptions/${encodeURIComponent(id)}`, { body: { enabled } });
+  webhookAttempts = (limit = 20) => this.request<WebhookAttemptCollection>('GET', '/webhooks/attempts', { query: { limit } });
+  resendWebhookAttempt = (attemptId: string) => this.request<unknown>('POST', `/webhooks/attempts/${encodeURIComponent(attemptId)}/resend`);
 
   slicerTasks = (limit = 50) => this.request<SlicerTaskCollection>('GET', '/managed-slicer/slicers/tasks', { query: { limit } });
 }

@@ -2,6 +2,9 @@
  * The response shapes the dashboard reads, taken from the modules' TypeBox schemas (one source
  * of truth). Type-only imports: nothing of the server ends up in the browser bundle.
  */
+import type {
+  SubscriptionCollectionView, SubscriptionCreateInput, SubscriptionView, SubscriptionWithSecretView, WebhookAttemptCollectionView, WebhookAttemptView,
+} from '../../modules/webhooks/webhooks.schema.js';
 import type { Static } from '@sinclair/typebox';
 import type { WorkspaceSchema } from '../../modules/workspaces/workspaces.schema.js';
 import type {
@@ -47,6 +50,12 @@ export type HistoryPoint = HistoryPointBody;
 export type { HistoryRange };
 export type ApiKey = ApiKeyView;
 export type ContentShare = ContentShareView;
+export type WebhookSubscription = SubscriptionView;
+export type WebhookSubscriptionWithSecret = SubscriptionWithSecretView;
+export type WebhookSubscriptionCollection = SubscriptionCollectionView;
+export type NewWebhookSubscription = SubscriptionCreateInput;
+export type WebhookAttempt = WebhookAttemptView;
+export type WebhookAttemptCollection = WebhookAttemptCollectionView;
 export type NewSlicer = SlicerCreateBody;
 export type NewTarget = TargetCreateBody;
 export type TargetPatch = TargetPatchBody;

@@ -199,6 +199,7 @@ export function libraryView(ctx: ViewContext): View {
         text: (a) => (a.renditions.length > 0 ? a.renditions.map((r) => r.name).join(', ') : '—'),
         title: (a) => a.renditions.map((r) => `${r.name}: ${r.width}×${r.height}, ${Math.round(r.bandwidth / 1000)} kbit/s`).join('\n'),
       },
+      { header: 'Source', text: (a) => (a.source_slicer_id ? 'live recording' : 'upload'), title: (a) => (a.source_slicer_id ? `Recorded from slicer ${a.source_slicer_id}` : 'Uploaded'), optional: true },
       { header: 'Size', text: (a) => bytes(a.size_bytes), numeric: true, sortValue: (a) => a.size_bytes },
       { header: 'Uploaded', text: (a) => utcTime(a.created_at * 1000), sortValue: (a) => a.created_at },
       { header: 'Failure', text: (a) => a.failure_reason ?? '', wrap: true, optional: true },

@@ -1,10 +1,11 @@
 import type { IngestProtocol, OutputProfile } from '../../modules/managed-slicers/managed-slicers.schema.js';
-import type { Slicer, SlicerTask } from '../api/types.js';
+import type { Asset, Slicer, SlicerTask } from '../api/types.js';
 import { h, setText } from '../dom.js';
 import { isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
 import { FilterBox, ProblemLine, RowActions, scroller, section, showFieldErrors } from './parts.js';
+import { duration } from './library.js';
 import { AssetPlayer } from './player.js';
 import type { View, ViewContext } from './view.js';
 
@@ -95,6 +96,88 @@ export function slicersView(ctx: ViewContext): View {
     }
     table.update(slicers);
   };
+  // The recordings of one slicer (its live events kept in the library), listed on demand, played here.
+  let recordingsOf: Slicer | undefined;
+  let recordings: Asset[] = [];
+  const recordingPlayer = new AssetPlayer(ctx.api, { idPrefix: 'slicer-recording-player' });
+  const recordingsTitle = h('h3', { id: 'slicer-recordings-name' });
+  const recordingsNote = h('p', { class: 'muted', id: 'slicer-recordings-note', role: 'status' });
+  const recordingsClose = h('button', { type: 'button', id: 'slicer-recordings-close' }, 'Close');
+  const recordingsTable = new KeyedTable<Asset>(
+    [
+      { header: 'Recording', text: (a) => a.title ?? a.id, href: (a) => `#asset/${encodeURIComponent(a.id)}`, title: (a) => `Asset ${a.id}`, wrap: true },
+      { header: 'State', text: (a) => a.state, cellClass: (a) => `badge asset-state asset-${a.state}` },
+      { header: 'Started', text: (a) => (a.recording_started_at === null ? '—' : utcTime(a.recording_started_at * 1000)), sortValue: (a) => a.recording_started_at ?? 0 },
+      { header: 'Ended', text: (a) => (a.recording_ended_at === null ? '—' : utcTime(a.recording_ended_at * 1000)), optional: true },
+      { header: 'Duration', text: (a) => duration(a.duration_s), numeric: true, sortValue: (a) => a.duration_s ?? 0 },
+      {
+        header: '',
+        text: () => '',
+        actions: [
+          {
+            label: (a) => (recordingPlayer.current === a.id ? 'Stop' : 'Play'),
+            title: 'Play the recording here (a playback URL signed in the page)',
+            run: (a) => {
+              if (recordingPlayer.current === a.id) {
+                recordingPlayer.stop();
+                recordingPlayer.load(undefined);
+              } else {
+                recordingPlayer.load(a.id);
+                void recordingPlayer.play();
+              }
+              recordingsTable.update(recordings);
+            },
+            disabled: (a) => a.state !== 'ready',
+          },
+        ],
+      },
+    ],
+    (a) => a.id,
+    'Recordings',
+    { sortable: true },
+  );
+  recordingsTable.element.id = 'slicer-recordings-table';
+  const recordingsSection = section('Recordings', h('div', { class: 'row player-head' }, recordingsTitle, recordingsClose), recordingsNote, scroller(recordingsTable.element), recordingPlayer.element);
+  recordingsSection.id = 'slicer-recordings';
+  recordingsSection.hidden = true;
+  const closeRecordings = (): void => {
+    recordingPlayer.stop();
+    recordingPlayer.load(undefined);
+    recordingsOf = undefined;
+    recordingsSection.hidden = true;
+  };
+  recordingsClose.addEventListener('click', () => {
+    closeRecordings();
+    table.update(slicers);
+  });
+  const loadRecordings = async (): Promise<void> => {
+    const of = recordingsOf;
+    if (!of) return;
+    const list = await ctx.api.recordings(of.id);
+    if (recordingsOf?.id !== of.id) return;
+    recordings = list.items;
+    recordingsTable.update(recordings);
+    recordingsTable.element.hidden = recordings.length === 0;
+    const current = slicers.find((s) => s.id === of.id) ?? of;
+    const state = current.live?.recording;
+    const now = state?.state === 'recording' ? 'Recording the event under way. ' : state?.state === 'stopped' || state?.state === 'unavailable' ? `Not recording: ${state.reason}. ` : '';
+    setText(recordingsNote, `${now}${recordings.length === 0 ? (current.record ? 'No recording yet: each live event becomes one when it ends.' : 'Recording is off for this slicer.') : `${list.total_items} recording${list.total_items === 1 ? '' : 's'}.`}`);
+  };
+  const toggleRecordings = (s: Slicer): void => {
+    if (recordingsOf?.id === s.id) {
+      closeRecordings();
+    } else {
+      closeRecordings();
+      recordingsOf = s;
+      setText(recordingsTitle, s.name);
+      setText(recordingsNote, 'Loading…');
+      recordingsSection.hidden = false;
+      recordingsSection.scrollIntoView({ block: 'nearest' });
+      loadRecordings().catch((err: unknown) => setText(recordingsNote, `Could not load the recordings: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    table.update(slicers);
+  };
+
   /** A preview needs media: the slicer live (or, with a preview open, whatever it is now). */
   const canPreview = (s: Slicer): boolean => preview.current === s.id || (s.live?.state === 'live' && !busy(s));
 
@@ -106,8 +189,9 @@ export function slicersView(ctx: ViewContext): View {
       { header: 'State', text: (s) => s.state, cellClass: (s) => `badge state-${s.state}` },
       {
         header: 'Live',
-        text: (s) => s.live?.state ?? '—',
-        title: (s) => `${s.live?.restarts ?? 0} restart(s) since provisioned`,
+        // `waiting` for waiting_for_source: the table stays within its card at 1280 px (the title says it whole).
+        text: (s) => (s.live?.state === 'waiting_for_source' ? 'waiting' : (s.live?.state ?? '—')),
+        title: (s) => `${s.live?.state ?? 'no live status'}: ${s.live?.restarts ?? 0} restart(s) since provisioned`,
         cellClass: (s) => `badge live-${s.live?.state ?? 'unknown'}`,
       },
       {
@@ -129,6 +213,12 @@ export function slicersView(ctx: ViewContext): View {
             title: 'Play the live output here (a playback URL signed in the page)',
             run: (s) => togglePreview(s),
             disabled: (s) => !canPreview(s),
+          },
+          {
+            label: () => 'Recordings',
+            title: 'Its live events kept in the library (again: hide them)',
+            className: (s) => (recordingsOf?.id === s.id ? 'active' : ''),
+            run: (s) => toggleRecordings(s),
           },
           { label: (s) => (actions.isPending(s.id) ? '…' : 'Restart'), run: (s) => void act(s, 'restart'), disabled: busy },
           {
@@ -167,8 +257,9 @@ export function slicersView(ctx: ViewContext): View {
   const description = h('input', { type: 'text', id: 'slicer-description', maxlength: 500, autocomplete: 'off' });
   // Empty: the server's default (PLAYLINE_LIVE_DVR_WINDOW_S).
   const dvr = h('input', { type: 'number', id: 'slicer-dvr', min: 0, max: 43200, step: 1, placeholder: 'default', inputmode: 'numeric' });
+  const record = h('input', { type: 'checkbox', id: 'slicer-record', checked: true });
   const fieldError = (path: string) => h('span', { class: 'field-error', 'data-error-for': path, hidden: true });
-  const fieldErrors = new Map<string, HTMLElement>(['/name', '/region', '/ingest_protocol', '/output_profile', '/dvr_window_s', '/description'].map((p) => [p, fieldError(p)]));
+  const fieldErrors = new Map<string, HTMLElement>(['/name', '/region', '/ingest_protocol', '/output_profile', '/dvr_window_s', '/record', '/description'].map((p) => [p, fieldError(p)]));
   const field = (label: string, input: HTMLElement, path: string) =>
     h('div', { class: 'field' }, h('label', { for: input.id }, label), input, fieldErrors.get(path) as HTMLElement);
   const create = h('button', { type: 'submit', class: 'primary', id: 'slicer-create' }, 'Create slicer');
@@ -179,6 +270,7 @@ export function slicersView(ctx: ViewContext): View {
     field('Ingest protocol', protocol, '/ingest_protocol'),
     field('Output profile', profile, '/output_profile'),
     field('DVR window (s)', dvr, '/dvr_window_s'),
+    field('Record events', record, '/record'),
     field('Description', description, '/description'),
     h('div', { class: 'field actions' }, create),
   );
@@ -191,6 +283,7 @@ export function slicersView(ctx: ViewContext): View {
       ingest_protocol: protocol.value as IngestProtocol,
       output_profile: profile.value as OutputProfile,
       ...(dvr.value.trim() !== '' ? { dvr_window_s: Number(dvr.value) } : {}),
+      record: record.checked,
       ...(description.value.trim() ? { description: description.value.trim() } : {}),
     };
     ctx.api.createSlicer(body).then(
@@ -234,6 +327,7 @@ export function slicersView(ctx: ViewContext): View {
     { class: 'view', id: 'view-slicers' },
     section('Create a slicer', form, createProblem.element),
     previewSection,
+    recordingsSection,
     section('Slicers', slicerSummary, problem.element, actionProblem.element, rotatedBox, noSlicers, h('div', { class: 'table-tools' }, filter.element), scroller(table.element)),
     section('Slicer tasks', summary, empty, scroller(tasks.element)),
   );
@@ -259,6 +353,7 @@ export function slicersView(ctx: ViewContext): View {
       const previewed = slicers.find((s) => s.id === preview.current);
       if (previewed && previewed.state !== 'deleted' && previewed.state !== 'deleting') showPreviewOf(previewed);
       else if (preview.current !== undefined) closePreview();
+      if (recordingsOf) await loadRecordings().catch(() => undefined);
       table.update(slicers);
       const live = slicers.filter((s) => s.live?.state === 'live').length;
       setText(slicerSummary, `${slicerList.value.total_items} slicer${slicerList.value.total_items === 1 ? '' : 's'}, ${live} live.`);
@@ -280,6 +375,7 @@ export function slicersView(ctx: ViewContext): View {
     hide: () => {
       poller.stop();
       closePreview();
+      closeRecordings();
       actions.clearConfirming();
       rotations.clearConfirming();
       // The keyed URL is not left on screen for whoever opens the view next.
