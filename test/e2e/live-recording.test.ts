@@ -122,6 +122,8 @@ describe('a live event recorded into the library: one asset across an encoder cu
     } finally {
       await page.close();
     }
+    // Its plays are VOD statistics of the asset.
+    await eventually(async () => (await t.client.vodStats.asset(asset.id)).stats.sessions.new >= 1, 'the plays counted in the asset\'s VOD statistics', 15_000);
 
     // The events: one live.started and one live.ended for the whole event (the cut within the grace), then recording.ready.
     await eventually(() => receiver.count() >= 3, 'three events delivered', 30_000);
