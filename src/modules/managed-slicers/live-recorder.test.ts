@@ -89,8 +89,11 @@ test('segments that left the live window stay recorded; an encoder back within t
 });
 
 test('abuse: a recording stops at the workspace\'s storage quota (the live goes on, the reason shown) and keeps what it had', async () => {
-  let room = 4;
-  const s = setUp({ mayGrow: () => Promise.resolve(room-- > 0) });
+  // Room for the first 7 s of the event (the recorder measures every 5 s of the ingest clock).
+  let full = () => false;
+  const s = setUp({ mayGrow: () => Promise.resolve(!full()) });
+  const start = s.clock.now();
+  full = () => s.clock.now() - start > 7000;
   try {
     const window = s.windowOf(s.recorder);
     await window.start({ bytes: Buffer.from('init-1'), tracks: [] });
@@ -100,9 +103,11 @@ test('abuse: a recording stops at the workspace\'s storage quota (the live goes 
     assert.match(s.recorder.status().reason ?? '', /storage quota/);
     assert.ok(readdirSync(s.dir).includes('media_main.m3u8'), 'the live window was written on');
     const recorded = readdirSync(join(recordingsOfSlicer(s.root, OWNER, SLICER), readdirSync(recordingsOfSlicer(s.root, OWNER, SLICER))[0] as string, 'main'));
-    assert.equal(recorded.filter((f) => f.startsWith('seg_')).length, 4, 'nothing recorded past the quota');
+    const kept = recorded.filter((f) => f.startsWith('seg_')).length;
+    // Measured when the first segment closes, then 5 s later (as the 4th closes, past 7 s): full. Nothing after the 4th is kept.
+    assert.equal(kept, 4, `nothing recorded past the quota (${kept} of 10 segments)`);
     await s.recorder.finish();
-    assert.equal(s.adopted[0]?.durationMs, 8000);
+    assert.equal(s.adopted[0]?.durationMs, kept * 2000);
   } finally {
     s.done();
   }

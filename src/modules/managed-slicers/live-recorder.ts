@@ -80,6 +80,9 @@ interface Recording {
 
 const JOURNAL = 'journal.ndjson';
 
+/** How often a recording asks whether its workspace's storage still has room (ingest clock ms). */
+const ROOM_CHECK_MS = 5_000;
+
 /**
  * Keeps a live event for the library (issue "Live to VOD"): every complete segment of every
  * rendition, and the init segment of each run of ffmpeg, hard-linked from the live window into
@@ -92,12 +95,15 @@ const JOURNAL = 'journal.ndjson';
  * encoded again, so it is ready in about a second whatever the event's length.
  *
  * Bounded: a recording stops (the live goes on, the reason shown) once its workspace's storage is
- * full or it holds MAX_SEGMENTS segments of a rendition. Operations run one at a time, in order.
+ * full (measured in the background every 5 s) or it holds MAX_SEGMENTS segments of a rendition. Operations run one at a time, in order.
  */
 export class LiveRecorder {
   private current: Recording | undefined;
   private stopReason: string | null = null;
   private chain: Promise<void> = Promise.resolve();
+  private hasRoom = true;
+  private checking = false;
+  private roomCheckedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: LiveRecorderOptions) {}
 
@@ -142,7 +148,8 @@ export class LiveRecorder {
 
   private async take(s: ClosedSegment): Promise<void> {
     if (this.stopReason !== null) return;
-    if (!(await this.options.mayGrow())) return this.stop('the workspace\'s storage quota is full: the rest of the event is not recorded');
+    this.checkRoom();
+    if (!this.hasRoom) return this.stop('the workspace\'s storage quota is full: the rest of the event is not recorded');
     const recording = this.current ?? (await this.open());
     let take = recording.renditions.get(s.rendition);
     if (!take) {
@@ -161,6 +168,21 @@ export class LiveRecorder {
     const entry: JournalEntry = { r: s.rendition, uri: s.uri, init, d: s.durationS, b: s.bytes, at: s.startMs };
     await appendFile(join(recording.dir, JOURNAL), `${JSON.stringify(entry)}\n`);
     take.entries.push(entry);
+  }
+
+  /**
+   * Asks whether the workspace's storage has room at most every ROOM_CHECK_MS, in the background:
+   * measuring it scans the workspace's live folders, which the window's writes must not wait for.
+   */
+  private checkRoom(): void {
+    const now = this.options.clock.now();
+    if (this.checking || now - this.roomCheckedAt < ROOM_CHECK_MS) return;
+    this.checking = true;
+    this.roomCheckedAt = now;
+    this.options.mayGrow().then(
+      (room) => (this.hasRoom = room),
+      (err: unknown) => this.options.log.warn({ err, slicerId: this.options.slicerId }, 'could not measure the workspace\'s storage for the recording'),
+    ).finally(() => (this.checking = false));
   }
 
   private stop(reason: string): void {
