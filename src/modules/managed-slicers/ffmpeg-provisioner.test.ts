@@ -51,6 +51,8 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       task = await t.client.managedSlicers.getTask(id);
       return task.state === 'COMPLETED' || task.state === 'FAILED';
     }, `task ${id} finished`);
+    // A failed task says why in the assertion that expected it to complete.
+    if (task?.state === 'FAILED') process.stderr.write(`task ${task.operation} ${id} FAILED: ${task.failure_reason ?? '(no reason)'} ${logs.filter((l) => l.includes('threw')).join(' ').slice(0, 1500)}\n`);
     return task as ManagedSlicerTaskView;
   };
   const body = (name: string, ingest_protocol: 'srt' | 'rtmp' | 'rist' | 'zixi' | 'hls') =>

@@ -151,7 +151,8 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
     this.failures.delete(request.slicerId);
     const dir = this.outputDir(request.workspaceId, request.slicerId);
     await killMarkedProcess(join(dir, MARKER));
-    await rm(dir, { recursive: true, force: true });
+    // A write that was still landing (a run's last segment) makes rmdir see ENOTEMPTY: retried.
+    await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     await rm(liveInputDir(this.options.mediaRoot, request.workspaceId, request.slicerId), { recursive: true, force: true });
     return { kind: 'succeeded', ingestUrl: null };
   }

@@ -75,7 +75,10 @@ export class LowLatencyOutput {
 
   /** Stops listening; the runs under way are ended (their open segments written whole) before it resolves. */
   async close(): Promise<void> {
+    // Each run's end is queued by its socket's close event: wait for them all.
+    const closed = [...this.sockets].map((socket) => new Promise<void>((resolve) => (socket.destroyed && !socket.readable ? resolve() : socket.once('close', () => resolve()))));
     for (const socket of this.sockets) socket.destroy();
+    await Promise.all(closed);
     await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     // The sockets' close events have queued each run's end by now.
     await new Promise((resolve) => setImmediate(resolve));
