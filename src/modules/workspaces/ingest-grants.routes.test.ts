@@ -33,7 +33,9 @@ describe('ingest grants: admin API and CLI', () => {
     const cli = async (...args: string[]) => {
       const out: string[] = [];
       const write = process.stdout.write.bind(process.stdout);
-      process.stdout.write = ((chunk: string) => out.push(chunk) > 0) as typeof process.stdout.write;
+      // The CLI writes strings; the test runner's own messages (Buffers, while the CLI loads its runtime lazily) go through.
+      process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) =>
+        typeof chunk === 'string' ? out.push(chunk) > 0 : (write as (c: Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest)) as typeof process.stdout.write;
       try {
         const code = await runCli(['node', 'playline', 'ingest-grants', ...args, '--data-dir', t.runtime.config.dataDir, '--secret-key', t.runtime.config.secretKey ?? '', '--json']);
         return { code, json: out.length > 0 ? (JSON.parse(out.join('')) as unknown) : undefined };
