@@ -112,11 +112,11 @@ describe('live DVR window and encoder reconnect: one event, one discontinuity, h
 
     // The player that watched across the gap: checked in the next test.
     watcher = await page
-      .waitForFunction(`document.getElementById("video").currentTime > ${shownAtCut + 5}`, undefined, { timeout: 20_000 })
+      .waitForFunction(`document.getElementById("video").currentTime > ${shownAtCut + 5}`, undefined, { timeout: 40_000 })
       .then(() => 'continued', async (error: Error) => `${error.message}: ${JSON.stringify(await page.evaluate('({ errors: window.errors, reasons: window.reasons.map((r) => r.slice(0, 400)), t: document.getElementById("video").currentTime })'))}`);
 
     gapJoiner = await gapPage
-      .waitForFunction(`document.getElementById("video").currentTime > ${gapShownAtCut + 5}`, undefined, { timeout: 20_000 })
+      .waitForFunction(`document.getElementById("video").currentTime > ${gapShownAtCut + 5}`, undefined, { timeout: 40_000 })
       .then(() => 'continued', async (error: Error) => `${error.message}: ${JSON.stringify(await gapPage.evaluate('({ errors: window.errors, reasons: window.reasons.map((r) => r.slice(0, 400)), t: document.getElementById("video").currentTime })'))}`);
     await gapPage.close();
 
