@@ -2,8 +2,8 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
-import { MSG_COMMAND_AMF0, MSG_SET_CHUNK_SIZE, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from './rtmp-chunks.js';
+import { decodeAmf0, encodeAmf0, type Amf0Value } from '../../platform/media/rtmp/amf0.js';
+import { MSG_COMMAND_AMF0, MSG_SET_CHUNK_SIZE, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from '../../platform/media/rtmp/rtmp-chunks.js';
 import { startRtmpRelay } from './rtmp-relay.js';
 
 const HANDSHAKE = 1 + 1536 + 1536;

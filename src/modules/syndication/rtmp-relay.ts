@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { connect as connectTcp, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
-import { MSG_ABORT, MSG_COMMAND_AMF0, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from './rtmp-chunks.js';
+import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from '../../platform/media/rtmp/amf0.js';
+import { MSG_ABORT, MSG_COMMAND_AMF0, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from '../../platform/media/rtmp/rtmp-chunks.js';
 
 /** Where the relay really publishes: the values ffmpeg never sees. */
 export interface RtmpDestination {
