@@ -33,6 +33,7 @@ import { migrations } from './migrations.js';
 import { DirectoryLock } from './platform/directory-lock.js';
 import { mkdir } from 'node:fs/promises';
 import { createQuotas, type Quotas } from './platform/quota/quotas.js';
+import { outboundOf, type Outbound } from './platform/net/outbound.js';
 import { createWebhooks, type Webhooks } from './modules/webhooks/webhooks.module.js';
 
 /**
@@ -100,7 +101,9 @@ export interface RuntimeOverrides {
   /** Where log lines go instead of stdout (tests capture them). */
   logDestination?: DestinationStream;
   /** Replaces side effects of the publishing module (tests). */
-  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
+  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'probeCa'>>;
+  /** Replaces the outbound layer (tests: a fake resolver or a wider allow-list); production builds it from config. */
+  outbound?: Outbound;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
   /** Replaces side effects of managed slicers (tests: a provisioner). */
@@ -169,10 +172,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const tools = mediaTools.found();
     return tools?.available ? tools.ffmpeg : undefined;
   };
+  // The one way out of the process: every module that connects out gets this, the guard inside it.
+  const outbound = overrides.outbound ?? outboundOf(config, clock);
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
+  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting'), outbound }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
   // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
-  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks') });
+  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks'), outbound });
   const events = webhooks.events;
   // Recorded live events become assets of the library, made below.
   const recordings = {
@@ -184,7 +189,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...overrides.managedSlicers,
   });
   const syndication = createSyndicationModule({
-    db: storage.db, box, clock, ids, config,
+    db: storage.db, box, clock, ids, config, outbound,
     log: moduleLog('syndication'),
     registry: metrics.registry,
     // Cluster mode: a push runs on the instance that started it (a survivor takes a dead one's over); resuming everywhere would push twice.

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
-import { startLocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import type { ManagedSlicerTaskView, ManagedSlicerView } from '../../src/modules/managed-slicers/managed-slicers.schema.js';
 import { artifactsDir, browserSkip, desktopBrowser, missingTools } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
