@@ -152,10 +152,11 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
     }, (state) => state === 'ready', 'the uploaded asset is ready in the list', 60_000);
     assert.ok([...states].every((s) => ['uploaded', 'processing', 'playable', 'ready'].includes(s)), [...states].join(', '));
     const cells = await page.locator(`${row(assetId)} td`).allTextContents();
+    // Poster, title, its actions beside it, state, packaging, duration (m:ss, as everywhere), renditions.
     assert.equal(cells[1], 'Dashboard upload');
-    assert.equal(cells[3], 'done');
-    assert.equal(cells[4], '4.0 s');
-    assert.equal(cells[5], '144p');
+    assert.equal(cells[4], 'done');
+    assert.equal(cells[5], '0:04');
+    assert.equal(cells[6], '144p');
     // The poster is signed by the page and really loads (an <img> of the API's poster path).
     await until(
       () => page.$eval(`${row(assetId)} img.poster`, (img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth).catch(() => 0),
