@@ -96,13 +96,13 @@ export function errorReportingView(ctx: ViewContext): View {
   let hasCallback = false;
   const attempts: KeyedTable<LoggedAttempt> = new KeyedTable<LoggedAttempt>(
     [
-      { header: 'Time', text: (a) => utcTime(a.ts) },
+      { header: 'Time', text: (a) => utcTime(a.ts), sticky: true },
+      { header: 'Payload', text: () => 'View', action: { run: (a) => void showDetail(a.id) } },
+      { header: 'Resend', text: () => 'Resend', action: { run: (a, button) => void resend(a, button), disabled: () => !hasCallback } },
       { header: 'Outcome', text: (a) => a.outcome, cellClass: (a) => (a.outcome === 'delivered' ? 'ok' : 'warn') },
       { header: 'Status', text: (a) => (a.status === null ? '—' : String(a.status)), numeric: true },
       { header: 'Latency', text: (a) => (a.outcome === 'dropped' ? '—' : millis(a.latency_ms)), numeric: true },
       { header: 'Detail', text: (a) => (a.outcome === 'dropped' ? `not sent: ${a.drop_reason ?? a.detail ?? ''}` : a.detail ?? (a.resend_of ? `resend of ${a.resend_of}` : '')), title: (a) => a.webhook_id },
-      { header: 'Payload', text: () => 'View', action: { run: (a) => void showDetail(a.id) } },
-      { header: 'Resend', text: () => 'Resend', action: { run: (a, button) => void resend(a, button), disabled: () => !hasCallback } },
     ],
     (a) => a.id,
     'Delivery log',

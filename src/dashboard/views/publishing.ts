@@ -207,12 +207,12 @@ export function publishingView(ctx: ViewContext): View {
 
   const targets = new KeyedTable<Target>(
     [
-      { header: 'Target', text: (t) => t.description || t.id },
+      { header: 'Target', text: (t) => t.description || t.id, sticky: true },
+      { header: '', text: (t) => (editing?.id === t.id ? 'Editing' : 'Edit'), action: { run: (t) => edit(t) } },
       { header: 'Platform', text: (t) => t.platform },
       { header: 'Protocol', text: (t) => t.target_protocol },
       { header: 'Status', text: (t) => t.status, cellClass: (t) => statusClass(t.status) },
       { header: 'Schedules', text: (t) => String(schedulesByTarget.get(t.id) ?? 0), numeric: true, sortValue: (t) => schedulesByTarget.get(t.id) ?? 0 },
-      { header: '', text: (t) => (editing?.id === t.id ? 'Editing' : 'Edit'), action: { run: (t) => edit(t) } },
     ],
     (t) => t.id,
     'Publishing targets',
@@ -232,11 +232,7 @@ export function publishingView(ctx: ViewContext): View {
   let editingSchedule: Schedule | null = null;
   const schedules = new KeyedTable<Schedule>(
     [
-      { header: 'Target', text: (s) => targetsById.get(s.syndication_target_id)?.description || s.syndication_target_id },
-      { header: 'Content', text: contentOf },
-      { header: 'Region', text: (s) => s.region },
-      { header: 'Status', text: (s) => s.status, cellClass: (s) => statusClass(s.status) },
-      { header: 'Error', text: (s) => s.error ?? '', wrap: true, optional: true },
+      { header: 'Target', text: (s) => targetsById.get(s.syndication_target_id)?.description || s.syndication_target_id, sticky: true },
       {
         header: 'Action',
         text: (s) => (actions.isPending(s.id) ? '…' : s.status === 'active' ? 'Stop' : 'Start'),
@@ -248,6 +244,10 @@ export function publishingView(ctx: ViewContext): View {
         title: (s) => (s.status === 'active' ? 'Stop the schedule to edit it' : 'Edit the schedule in the form above'),
         action: { run: (s) => editSchedule(s), disabled: (s) => s.status === 'active' || actions.isPending(s.id) },
       },
+      { header: 'Content', text: contentOf },
+      { header: 'Region', text: (s) => s.region },
+      { header: 'Status', text: (s) => s.status, cellClass: (s) => statusClass(s.status) },
+      { header: 'Error', text: (s) => s.error ?? '', wrap: true, optional: true },
     ],
     (s) => s.id,
     'Publishing schedules',

@@ -87,12 +87,7 @@ export function webhooksView(ctx: ViewContext): View {
 
   const table = new KeyedTable<WebhookSubscription>(
     [
-      { header: 'Endpoint', text: (s) => s.url, title: (s) => `Subscription ${s.id}`, wrap: true },
-      { header: 'Events', text: (s) => s.event_types.join(', '), wrap: true },
-      { header: 'Description', text: (s) => s.description, wrap: true, optional: true },
-      { header: 'State', text: (s) => (s.enabled ? 'enabled' : 'disabled'), cellClass: (s) => `badge ${s.enabled ? 'state-active' : 'state-stopped'}` },
-      { header: 'Pending', text: (s) => String(s.pending_deliveries), numeric: true, sortValue: (s) => s.pending_deliveries },
-      { header: 'Created', text: (s) => utcTime(s.created_at), sortValue: (s) => s.created_at },
+      { header: 'Endpoint', text: (s) => s.url, title: (s) => `Subscription ${s.id}`, wrap: true, sticky: true },
       {
         header: '',
         text: () => '',
@@ -124,6 +119,11 @@ export function webhooksView(ctx: ViewContext): View {
           },
         ],
       },
+      { header: 'Events', text: (s) => s.event_types.join(', '), wrap: true },
+      { header: 'Description', text: (s) => s.description, wrap: true, optional: true },
+      { header: 'State', text: (s) => (s.enabled ? 'enabled' : 'disabled'), cellClass: (s) => `badge ${s.enabled ? 'state-active' : 'state-stopped'}` },
+      { header: 'Pending', text: (s) => String(s.pending_deliveries), numeric: true, sortValue: (s) => s.pending_deliveries },
+      { header: 'Created', text: (s) => utcTime(s.created_at), sortValue: (s) => s.created_at },
     ],
     (s) => s.id,
     'Subscribed endpoints',
@@ -135,11 +135,7 @@ export function webhooksView(ctx: ViewContext): View {
   const endpointOf = (a: WebhookAttempt) => subscriptions.find((s) => s.id === a.subscription_id)?.url ?? a.url;
   const attemptTable = new KeyedTable<WebhookAttempt>(
     [
-      { header: 'Time', text: (a) => utcTime(a.ts), sortValue: (a) => a.ts },
-      { header: 'Event', text: (a) => details.get(a.id)?.event.type ?? '…', title: (a) => `webhook-id ${a.webhook_id}` },
-      { header: 'Endpoint', text: endpointOf, wrap: true },
-      { header: 'Outcome', text: (a) => (a.status === null ? a.outcome : `${a.outcome} (${a.status})`), cellClass: (a) => `badge outcome-${a.outcome}` },
-      { header: 'Detail', text: (a) => a.detail ?? '', wrap: true, optional: true },
+      { header: 'Event', text: (a) => details.get(a.id)?.event.type ?? '…', title: (a) => `webhook-id ${a.webhook_id}`, sticky: true },
       {
         header: '',
         text: () => '',
@@ -157,6 +153,10 @@ export function webhooksView(ctx: ViewContext): View {
           },
         ],
       },
+      { header: 'Time', text: (a) => utcTime(a.ts), sortValue: (a) => a.ts },
+      { header: 'Endpoint', text: endpointOf, wrap: true },
+      { header: 'Outcome', text: (a) => (a.status === null ? a.outcome : `${a.outcome} (${a.status})`), cellClass: (a) => `badge outcome-${a.outcome}` },
+      { header: 'Detail', text: (a) => a.detail ?? '', wrap: true, optional: true },
     ],
     (a) => a.id,
     'Latest delivery attempts',
