@@ -16,7 +16,9 @@ import { createWorkspaces } from './modules/workspaces/workspaces.module.js';
 import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import type { FinishedRecording } from './modules/managed-slicers/live-recorder.js';
-import { createManagedSlicers, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
+import { createManagedSlicers, publicHostOf, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
+import { serverInfoParts } from './modules/server-info/server-info.routes.js';
+import { VERSION } from './platform/version.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
@@ -226,6 +228,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // - Statistics restore from snapshot + journal (cluster: rebuild Redis if it holds none), then
   //   sweep away deleted workspaces' statistics, before the server listens; drain on stop.
   // - The playback edge last, so it stops first and hands its last events to statistics.
+  const serverInfo = serverInfoParts({
+    version: VERSION, mode, publicHost: publicHostOf(config), portRange: config.slicerPorts, slicerProvisioner: config.slicerProvisioner,
+    dvrWindowMaxS: config.liveDvrWindowS, reconnectGraceMs: config.liveReconnectGraceMs, outboundAllowlist: config.outboundAllowlist, mediaTools: mediaTools.found,
+  });
   const modules: readonly ModuleParts[] = [
     workspacesModule.parts,
     errorReporting.parts,
@@ -235,6 +241,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     syndication.parts,
     vodStats.parts,
     playbackEdge.parts,
+    serverInfo,
   ];
   for (const module of modules) for (const part of module.workspaceData ?? []) workspacesModule.deletion.register(part);
 
