@@ -164,6 +164,23 @@ export class AssetService {
     return updated;
   }
 
+  /**
+   * Packages a `failed` asset again from its kept upload (issue 36): `uploaded`, queued like a new
+   * upload (409 conflict when it is not failed, or its upload was not kept).
+   */
+  async retry(owner: string, assetId: string): Promise<AssetRecord> {
+    const asset = await this.get(owner, assetId);
+    if (asset.state !== 'failed') throw new AppError('conflict', `Asset ${assetId} is ${asset.state}: only a failed asset is packaged again`);
+    if (!(await this.deps.files.hasSource(owner, assetId))) {
+      throw new AppError('conflict', `Asset ${assetId} no longer has its upload (it failed before uploads were kept): upload the file again`);
+    }
+    if (!(await this.deps.store.requeueFailed(owner, assetId, this.deps.clock.now()))) {
+      throw new AppError('conflict', `Asset ${assetId} changed meanwhile: only a failed asset is packaged again`);
+    }
+    await this.deps.runner.claimNow();
+    return this.get(owner, assetId);
+  }
+
   /** Removes the asset and its media; a packaging run of it stops first. */
   async delete(owner: string, assetId: string): Promise<void> {
     if (!(await this.deps.store.delete(owner, assetId))) throw notFound(assetId);
