@@ -9,6 +9,7 @@ import type { RunnerLog } from '../../platform/leased-work.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import { SsrfGuard, type HostResolver } from '../../platform/net/ssrf-guard.js';
+import { ResendLimit } from './resend-limit.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { CallbackClient, type CallbackTransport } from '../error-reporting/callback-client.js';
 import { EventIntake } from './event-intake.js';
@@ -19,7 +20,7 @@ import { webhookRoutes } from './webhooks.routes.js';
 import { WebhookService } from './webhooks.service.js';
 
 export interface WebhooksDeps {
-  config: Pick<Config, 'outboundAllowlist' | 'webhookMaxSubscriptions' | 'webhookMaxPending' | 'webhookTimeoutMs' | 'webhookConcurrency' | 'webhookPollMs'>;
+  config: Pick<Config, 'outboundAllowlist' | 'webhookMaxSubscriptions' | 'webhookMaxPending' | 'webhookTimeoutMs' | 'webhookConcurrency' | 'webhookPollMs' | 'webhookResendLimit'>;
   mode: DeploymentMode;
   clock: Clock;
   ids: IdGenerator;
@@ -65,6 +66,7 @@ export function createWebhooks(deps: WebhooksDeps): Webhooks {
     db, box, clock, ids, transport, metrics,
     checkUrl: (url) => guard.check(url),
     maxSubscriptions: config.webhookMaxSubscriptions,
+    resendLimit: new ResendLimit(clock, { perWindow: config.webhookResendLimit, windowMs: 60_000, inFlight: 4 }),
   });
   const work: BackgroundWork = {
     name: 'webhooks',
