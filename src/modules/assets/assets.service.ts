@@ -119,6 +119,11 @@ export class AssetService {
     return (await this.deps.store.find(owner, id)) ?? created;
   }
 
+  /** Whether the workspace holds fewer assets than its quota (a recording may open: it counts as one). */
+  async hasRoomForAsset(owner: string): Promise<boolean> {
+    return (await this.deps.countAssets(this.deps.db, owner)) < this.deps.maxAssets;
+  }
+
   /**
    * A recorded live event, finished in `dir` (manifest.json, poster and renditions, in the media
    * root), becomes a `ready` asset of the workspace: moved into place, then its row. Its bytes
