@@ -184,6 +184,8 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Recorded live events become assets of the library, made below.
   const recordings = {
     adopt: async (r: FinishedRecording) => ({ assetId: (await assets.service.adoptRecording(r)).id }),
+    // A recording counts in the asset quota as it opens; one open is kept whatever (README, Limits).
+    mayAdd: (owner: string) => assets.service.hasRoomForAsset(owner),
   };
   const managedSlicers = createManagedSlicers({
     config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, events,

@@ -87,5 +87,12 @@ describe('playline assets (the CLI over a running server)', { skip }, () => {
       assert.match(err.stdout, /state\s+failed/);
       return true;
     });
+    // The failed asset keeps its upload: `assets retry` queues it again (and again it fails: it is text).
+    const [failed] = (await t.client.assets.list({ state: 'failed' })).page.items;
+    assert.ok(failed);
+    const retried = JSON.parse((await cli('retry', failed.id, '--json')).stdout) as AssetView;
+    assert.deepEqual([retried.id, retried.failure_reason], [failed.id, null]);
+    assert.equal((await t.client.assets.waitUntilPackaged(failed.id, { intervalMs: 50 })).state, 'failed');
+    await t.client.assets.delete(failed.id);
   });
 });

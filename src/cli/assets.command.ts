@@ -70,7 +70,7 @@ const positiveInt = (value: string): number => {
 
 /** `playline assets ...`: the asset library of a running server, over its API. */
 export function assetsCommand(): Command {
-  const assets = new Command('assets').description('The asset library of a running server: upload media (packaged to HLS), list, show, delete');
+  const assets = new Command('assets').description('The asset library of a running server: upload media (packaged to HLS), list, show, retry a failed one, delete');
 
   withApiOptions(
     assets
@@ -132,6 +132,12 @@ export function assetsCommand(): Command {
 
   withApiOptions(assets.command('get').description('Show one asset').argument('<id>', 'asset id')).action(async (id: string, opts: ApiOptions) => {
     const asset = await clientOf(opts).assets.get(id);
+    if (opts.json) process.stdout.write(`${JSON.stringify(asset, null, 2)}\n`);
+    else printObject(summary(asset), false);
+  });
+
+  withApiOptions(assets.command('retry').description('Package a failed asset again from its kept upload').argument('<id>', 'asset id')).action(async (id: string, opts: ApiOptions) => {
+    const asset = await clientOf(opts).assets.retry(id);
     if (opts.json) process.stdout.write(`${JSON.stringify(asset, null, 2)}\n`);
     else printObject(summary(asset), false);
   });

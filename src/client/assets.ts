@@ -76,6 +76,11 @@ export class AssetApi {
     return this.core.request<AssetView>('PATCH', `${ASSETS}/${encodeURIComponent(id)}`, { body: patch });
   }
 
+  /** Packages a failed asset again from its kept upload (202: the asset, queued). */
+  retry(id: string): Promise<AssetView> {
+    return this.core.request<AssetView>('POST', `${ASSETS}/${encodeURIComponent(id)}/retry`);
+  }
+
   delete(id: string): Promise<AssetDeletedView> {
     return this.core.request<AssetDeletedView>('DELETE', `${ASSETS}/${encodeURIComponent(id)}`);
   }

@@ -91,7 +91,7 @@ test('packaging budgets, the stream cap and the media memory limit have defaults
   assert.equal(defaults.packagingMaxDurationS, 14400);
   assert.equal(defaults.packagingMaxFrames, 864000);
   assert.equal(defaults.packagingMaxOutputBytes, 32 * 1024 ** 3);
-  assert.equal(defaults.packagingTimeFactor, 4);
+  assert.equal(defaults.packagingTimeFactor, 8);
   assert.equal(defaults.packagingMinTimeS, 120);
   assert.equal(defaults.packagingMaxGapS, 60);
   assert.equal(defaults.mediaMaxStreams, 8);

@@ -323,3 +323,31 @@ describe('keep-alive connections (default timeouts)', { timeout: 30_000 }, () =>
     }
   });
 });
+
+describe('idle connections of a few networks do not fill the instance (issue 35)', { timeout: 60_000 }, () => {
+  let t: TestApp;
+  let port: number;
+  before(async () => {
+    // The finding scaled down: 16 connections an instance, 4 a network; five networks at their cap would hold 20.
+    t = await createTestApp({ env: { PLAYLINE_MAX_CONNECTIONS: '16', PLAYLINE_MAX_CONNECTIONS_PER_ADDRESS: '4', PLAYLINE_HEADERS_TIMEOUT_MS: '60000', PLAYLINE_REQUEST_TIMEOUT_MS: '60000', PLAYLINE_IDLE_TIMEOUT_MS: '60000' } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as { port: number }).port;
+  });
+  after(() => t.close());
+
+  test('five networks opening their cap of idle connections are refused 429 in the last eighth of the table; a normal client is served at once', { timeout: 30_000 }, async () => {
+    const held: RawConnection[] = [];
+    try {
+      // Accepted in order: the normal client's connection comes after all twenty.
+      for (const net of [31, 32, 33, 34, 35]) for (let i = 1; i <= 4; i++) held.push(await open(port, `127.0.${net}.${i}`));
+      const normal = await get(port, '/healthz', '127.0.40.1').catch((err: unknown) => ({ status: 0, body: String(err) }));
+      assert.equal(normal.status, 200, `a client of another network is served while the idle ones are held (${normal.body})`);
+      const metrics = await get(port, '/metrics', '127.0.41.1');
+      const refused = Number(/^playline_http_connections_refused_total (\d+)/m.exec(metrics.body)?.[1]);
+      assert.ok(refused >= 4, `the five networks could not hold all 20 connections: ${refused} refused`);
+      assert.match(metrics.body, /^playline_http_connections_dropped_total 0$/m, 'none closed unanswered');
+    } finally {
+      for (const c of held) c.socket.destroy();
+    }
+  });
+});

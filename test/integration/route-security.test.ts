@@ -179,6 +179,7 @@ describe('route security, for every route of the app', () => {
       'GET /api/v4/assets/:id': { params: async () => ({ id: await asset() }), ...assetStatus },
       'PATCH /api/v4/assets/:id': { params: async () => ({ id: await asset() }), body: { title: 'taken over' }, ...assetStatus },
       'DELETE /api/v4/assets/:id': { params: async () => ({ id: await asset() }), ...assetStatus },
+      'POST /api/v4/assets/:id/retry': { params: async () => ({ id: await asset() }), ...assetStatus },
       'GET /api/v4/assets/:id/poster.jpg': { params: async () => ({ id: await asset() }), ...assetStatus },
     };
     return {

@@ -128,6 +128,11 @@ export class AssetFiles {
     return directoryBytes(this.assetDir(owner, assetId), 2);
   }
 
+  /** Bytes of the kept upload of an asset (0 when there is none). */
+  async sourceBytes(owner: string, assetId: string): Promise<number> {
+    return stat(this.sourcePath(owner, assetId)).then((s) => (s.isFile() ? s.size : 0), () => 0);
+  }
+
   async removeSource(owner: string, assetId: string): Promise<void> {
     await rm(this.sourcePath(owner, assetId), { force: true });
   }

@@ -5,12 +5,13 @@ import { confinedInput, countStreams, probeFile, scanVideoPackets, type ProbeFai
 import { FfmpegProgressParser, percentOf } from '../../platform/media/ffmpeg-progress.js';
 import { failureLine, reachedMemoryLimit, runMediaProcess, type MediaProcessResult } from '../../platform/media/media-process.js';
 import type { MediaToolPaths } from '../../platform/media/media-tools.js';
+import { processCpuReadable, processCpuSeconds } from '../../platform/media/process-cpu.js';
 import { writeProcessMarker } from '../../platform/media/process-marker.js';
 import { POSTER_FILE, writeManifest } from '../../platform/media/packaged-manifest.js';
 import { buildManifest, type ProgressiveOutput } from './packaging-output.js';
 import { PlayableSegments } from './playable-segments.js';
 import { SEGMENT_S, describeSource, packagingArgs, planRenditions, posterArgs, tooManyStreams, videoStreamOf, type SourceBudgets } from './packaging-plan.js';
-import { PackagingWatch } from './packaging-watch.js';
+import { PackagingWatch, type CpuReader } from './packaging-watch.js';
 
 /** One packaging run of one asset. */
 export interface PackagingJob {
@@ -46,7 +47,11 @@ export interface AssetPackager {
 export interface PackagingLimits extends SourceBudgets {
   /** Bytes one job may write (PLAYLINE_PACKAGING_MAX_OUTPUT_BYTES). */
   maxOutputBytes: number;
-  /** Wall-clock budget: the larger of `minTimeMs` and `timeFactor` x the source's duration. */
+  /**
+   * CPU-time budget of the run's media processes (every thread counted): the larger of
+   * `minTimeMs` and `timeFactor` CPU seconds per second of output at 30 fps (a higher output rate
+   * counts in proportion: the work is the output's duration x frame rate).
+   */
   timeFactor: number;
   minTimeMs: number;
   /** RLIMIT_AS of each ffprobe and ffmpeg (0: none). */
@@ -74,8 +79,16 @@ export interface FfmpegPackagerOptions {
   /** x264 preset (PLAYLINE_PACKAGING_PRESET). */
   preset: string;
   limits: PackagingLimits;
-  /** Times the wall-clock budget and the output checks. Default: the system clock. */
+  /** Times the budget and output checks. Default: the system clock. */
   clock?: Clock;
+  /** Reads the CPU time of a running media process. Default: `/proc/<pid>/stat` (none where there is no `/proc`: the budget then counts wall-clock time). */
+  readCpu?: CpuReader | null;
+}
+
+/** The CPU-time budget of packaging `source` (see PackagingLimits.timeFactor). */
+export function cpuBudgetMsOf(limits: Pick<PackagingLimits, 'timeFactor' | 'minTimeMs'>, source: { durationS: number; fpsValue: number }): number {
+  const work = source.durationS * Math.max(1, source.fpsValue / 30);
+  return Math.max(limits.minTimeMs, Math.ceil(limits.timeFactor * work * 1000));
 }
 
 /** Share of the progress bar that the encoding takes; the poster and manifest take the rest. */
@@ -131,14 +144,20 @@ export class FfmpegPackager implements AssetPackager {
     const plan = planRenditions(this.options.ladder, source);
     const input = confinedInput(job.source);
 
+    const readCpu = this.options.readCpu === undefined ? (processCpuReadable ? processCpuSeconds : undefined) : (this.options.readCpu ?? undefined);
     const watch = new PackagingWatch({
       clock: this.options.clock ?? systemClock,
       jobSignal: job.signal,
-      timeBudgetMs: Math.max(limits.minTimeMs, Math.ceil(limits.timeFactor * source.durationS * 1000)),
+      cpuBudgetMs: cpuBudgetMsOf(limits, source),
+      readCpu,
       workDir: job.workDir,
       maxOutputBytes: limits.maxOutputBytes,
     });
-    const run = { signal: watch.signal, killGraceMs: 0, onSpawn: record, memoryLimitBytes: limits.memoryLimitBytes };
+    const onSpawn = (pid: number) => {
+      watch.track(pid);
+      record(pid);
+    };
+    const run = { signal: watch.signal, killGraceMs: 0, onSpawn, memoryLimitBytes: limits.memoryLimitBytes };
     // A budget exceeded ends the run failed (never retried); the job's own abort ends it aborted.
     const ended = async (result: MediaProcessResult, what: string, failed: string): Promise<PackagingOutcome | undefined> => {
       await watch.checkOutput();

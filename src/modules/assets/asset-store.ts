@@ -63,6 +63,8 @@ export interface AssetStore {
    * the same transaction (the quota checks) and refuses by throwing.
    */
   insertWithJob(asset: NewAsset, admit?: (trx: Db) => Promise<void>): Promise<AssetRecord>;
+  /** Queues a `failed` asset of the workspace for packaging again (`uploaded`, a new job); false when it is not `failed`. */
+  requeueFailed(workspaceId: string, assetId: string, now: number): Promise<boolean>;
   find(workspaceId: string, assetId: string): Promise<AssetRecord | undefined>;
   /** Newest first; at most `limit` (every match when undefined), starting after `after`. */
   list(workspaceId: string, filter: AssetFilter, limit: number | undefined, after?: AssetCursor): Promise<Page<AssetRecord>>;
@@ -122,8 +124,11 @@ export interface AssetJobStore {
   setProgress(assetId: string, fence: LeaseFence, percent: number, now: number): Promise<boolean>;
   /** Removes the job and makes its asset `ready`; false when the fence is outdated. */
   finishReady(assetId: string, fence: LeaseFence, result: PackagedResult, now: number): Promise<boolean>;
-  /** Removes the job and makes its asset `failed`; false when the fence is outdated. */
-  finishFailed(assetId: string, fence: LeaseFence, reason: string, now: number): Promise<boolean>;
+  /**
+   * Removes the job and makes its asset `failed`; false when the fence is outdated. `storedBytes`:
+   * what it still holds on disk (its upload, kept for a retry), counted in the storage quota.
+   */
+  finishFailed(assetId: string, fence: LeaseFence, reason: string, now: number, storedBytes?: number): Promise<boolean>;
   /** Whether the asset still exists (after a lost lease: deleted, or taken over). */
   exists(assetId: string): Promise<boolean>;
 }

@@ -161,8 +161,9 @@ describe('asset uploads within the workspace quotas (review N10)', { skip }, () 
     // Junk fails packaging; until then it counts as its upload.
     const failed = await t.client.assets.waitUntilPackaged(created.id, { intervalMs: 20 });
     assert.equal(failed.state, 'failed');
-    assert.equal((await usageOf(t.client)).quotas.storage_bytes?.used, 0, 'a failed asset keeps nothing on disk');
+    assert.equal((await usageOf(t.client)).quotas.storage_bytes?.used, size, 'a failed asset keeps its upload (for a retry), counted until it is deleted');
     await t.client.assets.delete(created.id);
+    assert.equal((await usageOf(t.client)).quotas.storage_bytes?.used, 0, 'deleted: nothing left');
   });
 
   test('an upload cut by the client gives its held bytes back', async () => {

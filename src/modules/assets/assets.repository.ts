@@ -251,9 +251,24 @@ export class AssetRepository implements AssetStore, AssetJobStore {
     });
   }
 
-  finishFailed(assetId: string, fence: LeaseFence, reason: string, now: number): Promise<boolean> {
-    // A failed asset keeps nothing on disk (the runner removes its upload and output).
-    return this.finish(assetId, fence, { state: 'failed', failure_reason: reason, stored_bytes: 0, updated_at: now });
+  finishFailed(assetId: string, fence: LeaseFence, reason: string, now: number, storedBytes = 0): Promise<boolean> {
+    // A failed asset keeps its upload only (the runner removes the output), until a retry or a delete.
+    return this.finish(assetId, fence, { state: 'failed', failure_reason: reason, stored_bytes: storedBytes, updated_at: now });
+  }
+
+  requeueFailed(workspaceId: string, assetId: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('assets')
+        .set({ ...BACK_IN_QUEUE(now), failure_reason: null })
+        .where('id', '=', assetId)
+        .where('workspace_id', '=', workspaceId)
+        .where('state', '=', 'failed')
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await trx.insertInto('asset_jobs').values({ asset_id: assetId, workspace_id: workspaceId, queued_at: now, lease_owner: null, lease_expires_at: null, attempts: 0 }).execute();
+      return true;
+    });
   }
 
   async exists(assetId: string): Promise<boolean> {

@@ -97,16 +97,22 @@ describe('asset routes', { skip }, () => {
     assert.equal((await t.client.core.send('GET', `${ASSETS}/${created.id}`)).status, 404);
   });
 
-  test('a non-media upload ends failed with a clear reason, leaving nothing on disk', async () => {
+  test('a non-media upload ends failed with a clear reason, leaving only its upload (for a retry) until it is deleted', async () => {
     const asset = await t.client.assets.upload(Readable.from([Buffer.from('just some text, no frames at all\n'.repeat(50))]), { title: 'notes.txt' });
     const failed = await waitPackaged(asset.id);
     assert.equal(failed.state, 'failed');
     assert.equal(failed.failure_reason, 'Not a media file that can be read (Invalid data found when processing input)');
     assert.equal(failed.poster, null);
     const { uploads, sources, work } = assetLibraryDirs(media);
-    for (const dir of [uploads, sources, work]) await eventually(() => filesUnder(dir).length === 0, `${dir} is empty`);
+    for (const dir of [uploads, work]) await eventually(() => filesUnder(dir).length === 0, `${dir} is empty`);
+    assert.equal(filesUnder(sources).length, 1, 'the upload is kept');
     assert.equal(existsSync(assetDir(media, t.workspace.id, asset.id)), false);
+    // Retried, the same file fails the same way: its upload stays.
+    assert.equal((await t.client.assets.retry(asset.id)).failure_reason, null);
+    assert.equal((await waitPackaged(asset.id)).failure_reason, failed.failure_reason);
+    assert.equal(filesUnder(sources).length, 1);
     await t.client.assets.delete(asset.id);
+    assert.equal(filesUnder(sources).length, 0, 'deleted: the upload goes');
   });
 
   test('SDK: upload from a path (streamed, progress reported, title from the file name), list pages newest first', async () => {

@@ -201,6 +201,18 @@ export async function assetRoutes(api: App, deps: AssetRouteDeps): Promise<void>
     return assetDeletedView(request.params.id);
   });
 
+  api.post('/assets/:id/retry', {
+    config: { auth: 'api' },
+    schema: {
+      tags, summary: 'Package a failed asset again from its kept upload (answers the asset, queued)', params: AssetParams,
+      response: { 202: AssetSchema, ...problemResponses(401, 404, 409, 503) },
+    },
+  }, async (request, reply) => {
+    const asset = await service.retry(authOf(request).owner, request.params.id);
+    void reply.code(202);
+    return assetView(asset);
+  });
+
   api.get('/assets/:id/poster.jpg', {
     config: { auth: 'api' },
     schema: { tags, summary: 'The poster image of a ready asset', params: AssetParams, response: { 200: PosterResponse, ...problemResponses(401, 404, 503) } },

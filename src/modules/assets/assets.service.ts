@@ -119,6 +119,11 @@ export class AssetService {
     return (await this.deps.store.find(owner, id)) ?? created;
   }
 
+  /** Whether the workspace holds fewer assets than its quota (a recording may open: it counts as one). */
+  async hasRoomForAsset(owner: string): Promise<boolean> {
+    return (await this.deps.countAssets(this.deps.db, owner)) < this.deps.maxAssets;
+  }
+
   /**
    * A recorded live event, finished in `dir` (manifest.json, poster and renditions, in the media
    * root), becomes a `ready` asset of the workspace: moved into place, then its row. Its bytes
@@ -162,6 +167,23 @@ export class AssetService {
     const updated = await this.deps.store.updateTitle(owner, assetId, title, this.deps.clock.now());
     if (!updated) throw notFound(assetId);
     return updated;
+  }
+
+  /**
+   * Packages a `failed` asset again from its kept upload (issue 36): `uploaded`, queued like a new
+   * upload (409 conflict when it is not failed, or its upload was not kept).
+   */
+  async retry(owner: string, assetId: string): Promise<AssetRecord> {
+    const asset = await this.get(owner, assetId);
+    if (asset.state !== 'failed') throw new AppError('conflict', `Asset ${assetId} is ${asset.state}: only a failed asset is packaged again`);
+    if (!(await this.deps.files.hasSource(owner, assetId))) {
+      throw new AppError('conflict', `Asset ${assetId} no longer has its upload (it failed before uploads were kept): upload the file again`);
+    }
+    if (!(await this.deps.store.requeueFailed(owner, assetId, this.deps.clock.now()))) {
+      throw new AppError('conflict', `Asset ${assetId} changed meanwhile: only a failed asset is packaged again`);
+    }
+    await this.deps.runner.claimNow();
+    return this.get(owner, assetId);
   }
 
   /** Removes the asset and its media; a packaging run of it stops first. */

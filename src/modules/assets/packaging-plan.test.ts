@@ -138,3 +138,28 @@ test('the packet timeline: a gap longer than PLAYLINE_PACKAGING_MAX_GAP_S is ref
   // ... and a declared frame count that the packets do not bear out is not held against the file.
   assert.equal(reason(media([video({ avg_frame_rate: '25/1', nb_frames: '5000000' })], '10'), Array.from({ length: 250 }, (_, i) => i / 25)), 'ok');
 });
+
+test('issue 35: a 3.9 h stream of few frames declaring 60 fps is packaged at the rate its frames have, so the output (duration x rate) is small; real rates are kept', () => {
+  const budgets: SourceBudgets = { maxDurationS: 14_400, maxFrames: 864_000, maxStreams: 8, maxGapS: 60 };
+  const described = (m: ProbedMedia, times: number[]) => {
+    const timeline = new PacketTimeline(0);
+    for (const t of times) timeline.add(t);
+    const check = describeWithin(m, budgets, timeline.finish());
+    assert.ok(check.ok, check.ok ? '' : check.reason);
+    return check.source;
+  };
+  const duration = 3.9 * 3600;
+  // One frame every 50 s, within the 60 s gap budget: 281 frames over 14,040 s.
+  const sparse = Array.from({ length: Math.floor(duration / 50) + 1 }, (_, i) => i * 50);
+  const slideshow = described(media([video({ avg_frame_rate: '60/1' })], String(duration)), sparse);
+  assert.equal(slideshow.fps, '1/1', 'not the declared 60 fps');
+  assert.ok(slideshow.durationS * slideshow.fpsValue <= duration, `output frames ${slideshow.durationS * slideshow.fpsValue}, not 842,400`);
+  // A real 30000/1001 video, and a short 25 fps video under a longer audio track, keep their rates.
+  const ntsc = Array.from({ length: 300 }, (_, i) => (i * 1001) / 30000);
+  assert.equal(described(media([video()], '10.01'), ntsc).fps, '30000/1001');
+  const short = Array.from({ length: 250 }, (_, i) => i / 25);
+  assert.equal(described(media([video({ avg_frame_rate: '25/1' })], '60'), short).fps, '25/1');
+  // A frame rate that is not far from the declared one (a variable-rate phone video) is kept.
+  const vfr = Array.from({ length: 200 }, (_, i) => i / 20);
+  assert.equal(described(media([video({ avg_frame_rate: '30/1' })], '10'), vfr).fps, '30/1');
+});

@@ -101,7 +101,15 @@ export function describeSource(media: ProbedMedia, budgets: SourceBudgets, timel
 
   // A variable or unknown frame rate is packaged at a constant one: 30 fps unless the source says otherwise, 60 at most.
   const rate = rational(video.avg_frame_rate) ?? rational(video.r_frame_rate);
-  const capped = !rate || rate.num / rate.den > 60 ? { num: rate ? 60 : 30, den: 1 } : rate;
+  const declaredRate = !rate || rate.num / rate.den > 60 ? { num: rate ? 60 : 30, den: 1 } : rate;
+  // A source whose frames are far fewer than its declared rate (issue 35: a 3.9 h stream of a few
+  // frames declaring 60 fps) is packaged at the rate its frames have, rounded up to whole frames a
+  // second: the fps filter would otherwise encode hours of repeated frames, and the output's
+  // duration x frame rate is the work a packaging slot is held for.
+  // Over the video's own span (a short video under a long audio track keeps its rate).
+  const videoSpanS = timeline?.firstS !== undefined && timeline.lastS !== undefined ? timeline.lastS - timeline.firstS : 0;
+  const real = timeline && videoSpanS > 0 ? timeline.packets / videoSpanS : undefined;
+  const capped = real !== undefined && real < declaredRate.num / declaredRate.den / 2 ? { num: Math.max(1, Math.ceil(real)), den: 1 } : declaredRate;
   const encoded = Math.ceil((durationS * capped.num) / capped.den);
   // Frames decoded: the packets read when they were counted, else what the container declares.
   const declared = timeline ? timeline.packets : Number(video.nb_frames ?? 0);

@@ -169,7 +169,7 @@ describe('packaging runner', () => {
     for (const [owner, type, data] of emitted) assert.ok(Value.Check(operationalEventData[type as 'asset.ready' | 'asset.failed'], { owner, ...data }), type);
   });
 
-  test('a failure keeps nothing on disk and is counted', async () => {
+  test('issue 36: a failure keeps the upload (counted in storage) and nothing else; queued again, the same upload is packaged to ready', async () => {
     const packager = new ManualPackager();
     let failures = 0;
     const id = await upload();
@@ -179,14 +179,33 @@ describe('packaging runner', () => {
     packager.calls[0]?.settle({ kind: 'failed', reason: 'The file has no video stream' });
     await eventually(() => failures === 1, 'failed and counted');
     assert.equal(await state(id), 'failed');
-    assert.equal((await repo.find(WS, id))?.failureReason, 'The file has no video stream');
+    const failed = await repo.find(WS, id);
+    assert.equal(failed?.failureReason, 'The file has no video stream');
     await eventually(() => r.runningCount() === 0, 'cleaned up');
-    assert.equal(await files.hasSource(WS, id), false);
+    assert.equal(await files.hasSource(WS, id), true, 'the upload is kept for a retry');
+    const stored = await s.storage.db.selectFrom('assets').select('stored_bytes').where('id', '=', id).executeTakeFirst();
+    assert.equal(Number(stored?.stored_bytes), 11, 'and counted in the storage quota');
     assert.equal(existsSync(assetWorkDir(files.root, WS, id)), false);
     assert.equal(existsSync(files.assetDir(WS, id)), false);
+
+    assert.equal(await repo.requeueFailed('d'.repeat(32), id, clock.now()), false, 'not another workspace\'s');
+    assert.equal(await repo.requeueFailed(WS, id, clock.now()), true);
+    assert.equal(await repo.requeueFailed(WS, id, clock.now()), false, 'queued once');
+    assert.equal((await repo.find(WS, id))?.failureReason, null);
+    r.notify();
+    await eventually(() => packager.calls.length === 2, 'packaged again');
+    const again = packager.calls[1];
+    assert.ok(again);
+    assert.equal(again.job.source, files.sourcePath(WS, id), 'from the same upload');
+    assert.deepEqual(again.startedWith, [], 'from scratch');
+    await mkdir(join(again.job.workDir, '180p'));
+    await writeManifest(again.job.workDir, manifest);
+    again.settle({ kind: 'packaged' });
+    await eventually(async () => (await state(id)) === 'ready', 'ready after the retry');
+    await eventually(async () => !(await files.hasSource(WS, id)), 'the upload removed once ready');
   });
 
-  test('an asset whose manifest the edge would refuse ends failed with the reason, never ready, and keeps nothing on disk', async () => {
+  test('an asset whose manifest the edge would refuse ends failed with the reason, never ready, and keeps only its upload', async () => {
     const packager = new ManualPackager();
     let failures = 0;
     const r = runner(packager, { failed: () => failures++ });
@@ -215,7 +234,7 @@ describe('packaging runner', () => {
       assert.equal(repo.madeReady.includes(id), false, `${what}: never made ready`);
       await eventually(() => r.runningCount() === 0, `${what}: cleaned up`);
       assert.equal(existsSync(files.assetDir(WS, id)), false, `${what}: not published`);
-      assert.equal(await files.hasSource(WS, id), false);
+      assert.equal(await files.hasSource(WS, id), true, `${what}: the upload kept for a retry`);
     }
     assert.equal(failures, outputs.length);
   });
@@ -279,9 +298,9 @@ describe('packaging runner', () => {
     const packager = new ManualPackager();
     const r = runner(packager, { maxAttempts: 3, exclusive: false });
     await r.start();
-    await eventually(async () => !(await files.hasSource(WS, id)), 'the upload removed');
-    assert.equal(await state(id), 'failed');
+    await eventually(async () => (await state(id)) === 'failed', 'failed');
     assert.match((await repo.find(WS, id))?.failureReason ?? '', /interrupted 3 times/);
+    assert.equal(await files.hasSource(WS, id), true, 'the upload kept for a retry');
     assert.equal(packager.calls.length, 0);
   });
 

@@ -232,7 +232,12 @@ export class PackagingRunner {
   }
 
   private async fail(job: ClaimedJob, fence: LeaseFence, reason: string): Promise<void> {
-    const written = await this.options.store.finishFailed(job.assetId, fence, reason, this.options.clock.now());
+    const { files } = this.options;
+    // The upload is kept (issue 36: a failure on a busy machine deleted it): the output goes now, the
+    // upload when the operator deletes the asset, or it is packaged again by POST /assets/<id>/retry.
+    await files.removeOutputs(job.workspaceId, job.assetId);
+    const kept = await files.sourceBytes(job.workspaceId, job.assetId);
+    const written = await this.options.store.finishFailed(job.assetId, fence, reason, this.options.clock.now(), kept);
     if (!written) {
       // Deleted meanwhile (on another instance): its files go. Taken over: the new holder owns them.
       if (!(await this.options.store.exists(job.assetId))) await this.options.files.removeAll(job.workspaceId, job.assetId);
@@ -240,8 +245,6 @@ export class PackagingRunner {
     }
     this.options.onFailed?.();
     this.options.events?.emit(job.workspaceId, 'asset.failed', { asset_id: job.assetId, reason });
-    // A failed asset keeps nothing on disk: neither the upload nor partial output.
-    await this.options.files.removeAll(job.workspaceId, job.assetId);
     this.options.log.warn({ assetId: job.assetId, owner: job.workspaceId, reason }, 'asset packaging failed');
   }
 }

@@ -16,7 +16,7 @@ const fragment = (startS: number) => ({ bytes: Buffer.from(`frag-${startS}`), st
 const failedPoster: MediaProcessResult = { exitCode: 1, signal: null, aborted: false, spawnError: undefined, stdout: '', stderrTail: ['not media'] };
 
 /** A slicer's live window (3 segments, no DVR) with a recorder on it, in a scratch media root. */
-const setUp = (options: { mayGrow?: () => Promise<boolean> } = {}) => {
+const setUp = (options: { mayGrow?: () => Promise<boolean>; mayAdd?: () => Promise<boolean> } = {}) => {
   const root = mkdtempSync(join(tmpdir(), 'playline-recorder-'));
   const clock = new FakeClock(Date.UTC(2026, 10, 28, 8, 0, 0));
   const dir = liveDir(root, OWNER, SLICER);
@@ -35,6 +35,7 @@ const setUp = (options: { mayGrow?: () => Promise<boolean> } = {}) => {
           adopted.push({ ...r, dir: target });
           return { assetId: `asset-${adopted.length}` };
         },
+        ...(options.mayAdd ? { mayAdd: options.mayAdd } : {}),
       },
       mayGrow: options.mayGrow ?? (() => Promise.resolve(true)),
       ffmpeg: 'ffmpeg',
@@ -108,6 +109,37 @@ test('abuse: a recording stops at the workspace\'s storage quota (the live goes 
     assert.equal(kept, 4, `nothing recorded past the quota (${kept} of 10 segments)`);
     await s.recorder.finish();
     assert.equal(s.adopted[0]?.durationMs, kept * 2000);
+  } finally {
+    s.done();
+  }
+});
+
+test('issue 35: a recording counts in the asset quota: at the quota the event is not recorded (the live goes on, the reason shown); one already open is finished and kept', async () => {
+  let room = false;
+  const s = setUp({ mayAdd: () => Promise.resolve(room) });
+  try {
+    const window = s.windowOf(s.recorder);
+    await window.start({ bytes: Buffer.from('init-1'), tracks: [] });
+    await s.push(window, 0, 8);
+    await window.end();
+    assert.equal(s.recorder.status().state, 'stopped');
+    assert.match(s.recorder.status().reason ?? '', /quota of assets \(PLAYLINE_QUOTA_ASSETS\)/);
+    assert.ok(readdirSync(s.dir).includes('media_main.m3u8'), 'the live window was written on');
+    await s.recorder.finish();
+    assert.equal(s.adopted.length, 0, 'nothing recorded, no asset past the quota');
+
+    // The next event, with room as it opens: recorded; the quota filling meanwhile does not cut it.
+    room = true;
+    const next = s.recorderOf();
+    const again = s.windowOf(next);
+    await again.start({ bytes: Buffer.from('init-2'), tracks: [] });
+    await s.push(again, 0, 4);
+    room = false;
+    await s.push(again, 4, 8);
+    await again.end();
+    await next.finish();
+    assert.equal(s.adopted.length, 1);
+    assert.equal(s.adopted[0]?.durationMs, 8000, 'kept whole');
   } finally {
     s.done();
   }

@@ -25,6 +25,12 @@ export interface FinishedRecording {
 /** Where finished recordings go: the asset library (it answers the new asset's id). */
 export interface RecordingSink {
   adopt(recording: FinishedRecording): Promise<{ assetId: string }>;
+  /**
+   * Whether the workspace may hold one more asset (PLAYLINE_QUOTA_ASSETS), asked as a recording
+   * opens: a recording counts in the asset quota. One already open is finished and kept whatever
+   * happens meanwhile (an acknowledged event is not lost); uploads are refused at the quota.
+   */
+  mayAdd?(owner: string): Promise<boolean>;
 }
 
 export interface LiveRecorderOptions {
@@ -150,6 +156,9 @@ export class LiveRecorder {
     if (this.stopReason !== null) return;
     this.checkRoom();
     if (!this.hasRoom) return this.stop('the workspace\'s storage quota is full: the rest of the event is not recorded');
+    if (!this.current && this.options.sink.mayAdd && !(await this.options.sink.mayAdd(this.options.owner))) {
+      return this.stop('the workspace holds its quota of assets (PLAYLINE_QUOTA_ASSETS): the event is not recorded');
+    }
     const recording = this.current ?? (await this.open());
     let take = recording.renditions.get(s.rendition);
     if (!take) {

@@ -16,6 +16,8 @@ import { MemoryMediaLibrary } from './testing/memory-media-library.js';
 const OWNER = 'o'.repeat(32);
 const SLICER = 's'.repeat(32);
 const MSN = 20261128040000;
+/** Sessions here play their own workspace's content: the shares are never asked. */
+const NO_SHARES: Pick<PlaybackDirectory, 'privateAsset' | 'sharesWith'> = { privateAsset: () => Promise.resolve(undefined), sharesWith: () => Promise.resolve(false) };
 
 /** A live media playlist as LowLatencyWindow writes it: `complete` segments of 4 parts, then `open` parts of the next. */
 function playlist(complete: number, open: number): string {
@@ -138,7 +140,7 @@ describe('blocking reloads of a live session', () => {
     const tokens = new SessionTokens(Buffer.alloc(32, 9));
     const live = new OnePlaylistLibrary();
     const blocking = new BlockingReloads(clock, { total: 10_000, perNetwork, prefixes: { ipv4Prefix: 24, ipv6Prefix: 64 } });
-    const sessions = new PlaybackSessionService({ clock, library, live, tokens, events, firsts: new SessionFirsts(), refusals, blocking });
+    const sessions = new PlaybackSessionService({ clock, library, live, tokens, directory: NO_SHARES, maxLifetimeMs: 6 * 3600_000, events, firsts: new SessionFirsts(), refusals, blocking });
     const token = (session: string) => tokens.sign({ owner: OWNER, library: OWNER, assetId: SLICER, session, requestedAt: clock.now(), expiresAt: Math.floor(clock.now() / 1000) + 600, plan: {}, live: true });
     const get = (query: string, o: { session?: string; clientIp?: string; path?: string } = {}) =>
       sessions.serve({ token: token(o.session ?? 'sess-1'), path: o.path ?? 'v/media_main.m3u8', method: 'GET', url: `http://edge/play/s/t/${o.path ?? 'v/media_main.m3u8'}${query}`, clientIp: o.clientIp ?? '203.0.113.5', userAgent: 'ua', cmcd: NO_CMCD });

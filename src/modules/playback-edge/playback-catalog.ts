@@ -100,7 +100,7 @@ export interface PlaybackDirectory {
  * URLs (`coid`). Content is private to its workspace by default: a private-asset entry for the
  * content decides alone (the workspaces it lists), else the owner's workspace-level share.
  */
-export async function mayPlayAcross(directory: PlaybackDirectory, contentOwner: string, player: string, contentId: string): Promise<boolean> {
+export async function mayPlayAcross(directory: Pick<PlaybackDirectory, 'privateAsset' | 'sharesWith'>, contentOwner: string, player: string, contentId: string): Promise<boolean> {
   if (contentOwner === player) return true;
   const entry = await directory.privateAsset(contentOwner, contentId);
   if (entry) return entry.sharedWith.includes(player);

@@ -35,7 +35,7 @@ import { MemorySingleUseGuard, type SingleUseGuard } from './single-use-guard.js
 
 /** The runtime pieces the playback edge is built from (a structural subset of `Runtime`). */
 export interface PlaybackEdgeDeps {
-  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir' | 'mediaAccelPrefix'> &
+  config: Pick<Config, 'playbackSingleUseCapacity' | 'playbackMaxLifetimeS' | 'playbackRefusalLimit' | 'playbackRefusalWindowS' | 'dataDir' | 'mediaDir' | 'mediaAccelPrefix'> &
     Partial<Pick<Config, 'liveBlockingReloads' | 'liveBlockingReloadsPerNetwork' | 'connectionPrefixIpv4' | 'connectionPrefixIpv6'>>;
   clock: Clock;
   ids: IdGenerator;
@@ -201,6 +201,7 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     adDecisions: overrides.adDecisions ?? new SimulatedAdDecisionServer(clock),
     sessions: pbsGuard,
     drmSignatures,
+    maxLifetimeMs: deps.config.playbackMaxLifetimeS * 1000,
     events,
     tokens,
     refusals,
@@ -216,6 +217,8 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     library,
     live,
     tokens,
+    directory,
+    maxLifetimeMs: deps.config.playbackMaxLifetimeS * 1000,
     events,
     firsts: new SessionFirsts(),
     refusals,

@@ -53,12 +53,13 @@ const setup = (o: { directory?: PlaybackDirectory; ads?: AdDecisionServer } = {}
     adDecisions: o.ads ?? { decide: () => Promise.resolve(['ad-1']) },
     sessions: new MemorySingleUseGuard({ clock, capacityPerOwner: 100, maxTtlMs: 86_400_000 }),
     drmSignatures: new MemorySingleUseGuard({ clock, capacityPerOwner: 100, maxTtlMs: 86_400_000 }),
+    maxLifetimeMs: 6 * 3600_000,
     events,
     tokens,
     refusals,
     stopwatch: new FakeStopwatch(2).read,
   });
-  const sessions = new PlaybackSessionService({ clock, library, tokens, events, firsts: new SessionFirsts(), refusals });
+  const sessions = new PlaybackSessionService({ clock, library, tokens, directory: dir, maxLifetimeMs: 6 * 3600_000, events, firsts: new SessionFirsts(), refusals });
   const call = (params: Array<[string, string]> = [], owner = OWNER, ttlS = 60): PlaybackCall => {
     const url = signPlaybackUrl({ baseUrl: '', kind: 'asset', contentId: 'a1', owner, key: KEY, expiresAt: Math.floor(clock.now() / 1000) + ttlS, params }, () => 'n');
     return { kind: 'asset', contentId: 'a1', format: 'm3u8', rawQuery: url.slice(url.indexOf('?') + 1), clientIp: '127.0.0.1', url, userAgent: 'ua' };

@@ -52,6 +52,8 @@ export interface PlaybackEdgeDeps {
   adDecisions: AdDecisionServer;
   sessions: SingleUseGuard;
   drmSignatures: SingleUseGuard;
+  /** Longest a URL may live (PLAYLINE_PLAYBACK_MAX_LIFETIME_S). */
+  maxLifetimeMs: number;
   events: PlaybackEventSink;
   tokens: SessionTokens;
   refusals: PlaybackRefusals;

@@ -8,6 +8,7 @@ import { playlistEdgeOf, reached, reloadTargetOf, type BlockingReloads, type Hol
 import type { LiveLibrary } from './live-library.js';
 import { LIVE_PART_FILE, liveFileKind, liveVariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
+import { mayPlayAcross, type PlaybackDirectory } from './playback-catalog.js';
 import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
 import type { PlaybackEventSink } from './playback-events.js';
 import { failure, PlaybackFailure } from './playback-failure.js';
@@ -116,6 +117,13 @@ export interface PlaybackSessionDeps {
   /** Live output of managed slicers (sessions of live events). */
   live?: LiveLibrary;
   tokens: SessionTokens;
+  /**
+   * The shares, consulted on every request of a session of another workspace's content (cached
+   * briefly by the directory): a share removed ends the grantee's sessions, live ones included.
+   */
+  directory: Pick<PlaybackDirectory, 'privateAsset' | 'sharesWith'>;
+  /** Longest a session may live (PLAYLINE_PLAYBACK_MAX_LIFETIME_S); a token that runs further ahead (made before the bound) is refused as expired. */
+  maxLifetimeMs: number;
   events: PlaybackEventSink;
   firsts: SessionFirsts;
   refusals: PlaybackRefusals;
@@ -153,6 +161,13 @@ export class PlaybackSessionService {
       return this.refuse(call, check.grant, kindOf(call.path), failure(104, 410, `the playback session expired at ${new Date(check.grant.expiresAt * 1000).toISOString()}`), ts);
     }
     const grant = check.grant;
+    if (grant.expiresAt * 1000 - ts > this.deps.maxLifetimeMs) {
+      return this.refuse(call, grant, kindOf(call.path), failure(104, 410, 'the playback session runs past the longest a playback session may live on this server: request the playback URL again'), ts);
+    }
+    // The token proves the share held when the session began, not now: it is asked again.
+    if (grant.library !== grant.owner && !(await mayPlayAcross(this.deps.directory, grant.library, grant.owner, grant.assetId))) {
+      return this.refuse(call, grant, kindOf(call.path), failure(102, 403, 'the content owner no longer shares this content with this workspace'), ts);
+    }
     if (call.cmcd.bufferStarved) {
       this.deps.events.emit([{ type: 'rebuffer', owner: grant.owner, asset_id: grant.assetId, session_id: grant.session, ts }]);
     }

@@ -55,6 +55,8 @@ export interface PlaybackCheckDeps {
   sessions: SingleUseGuard;
   /** Signatures of DRM-protected URLs already used. */
   drmSignatures: SingleUseGuard;
+  /** Longest a URL may live (PLAYLINE_PLAYBACK_MAX_LIFETIME_S): an `exp` further ahead is refused (101). */
+  maxLifetimeMs: number;
 }
 
 const REQUIRED = ['exp', 'rn', 'ct', 'cid', 'oid'] as const;
@@ -160,7 +162,7 @@ async function contentOf(
 /**
  * Checks a playback URL and maps the first problem to exactly one playback error code, in
  * this order: presence and form (103, 113, 108, 101, 105/106, 107, optional parameters,
- * format), signature (119, 120, 109/110), expiry (104), IP (111), private content (102), the
+ * format), signature (119, 120, 109/110), expiry (104) and lifetime (101), IP (111), private content (102), the
  * content plan (an asset the library does not hold: 999/404; 117, 123-126, 115), DRM policy
  * (114), ad configuration (121, 122, also an ad asset that is not packaged), and the
  * single-use claims (127, 112). The ad decision (130) is the caller's, after this.
@@ -180,6 +182,10 @@ export async function checkPlayback(req: PlaybackRequest, q: PlaybackQuery, deps
   const now = deps.clock.now();
   const expiresAtMs = Number(p.get('exp')) * 1000;
   if (now > expiresAtMs) return failure(104, 410, `the URL expired at ${new Date(expiresAtMs).toISOString()}`);
+  // The signer picks exp: unbounded, one URL (and its session) would outlive every later revocation and the single-use memory.
+  if (expiresAtMs - now > deps.maxLifetimeMs) {
+    return failure(101, 400, `exp is more than ${Math.floor(deps.maxLifetimeMs / 1000)} s ahead, the longest a playback URL may live on this server (PLAYLINE_PLAYBACK_MAX_LIFETIME_S)`);
+  }
   const ip = p.get('ip');
   if (ip !== undefined && normalIp(ip) !== normalIp(req.clientIp)) return failure(111, 403, 'the URL is bound to another IP address');
 

@@ -107,6 +107,24 @@ describe('publishing schedule routes', () => {
     assert.deepEqual(problem.errors.map((e) => e.path).sort(), ['/region', '/syndication_target_id']);
   });
 
+  test("issue 35: a schedule naming another workspace's slicer as its content is refused at creation and at update; its own slicer is accepted", async () => {
+    const slicer = { region: 'eu-central-1', ingest_protocol: 'hls', output_profile: 'passthrough' } as const;
+    const theirs = await s.t.other.client.managedSlicers.create({ name: 'theirs', ...slicer });
+    const mine = await s.client.managedSlicers.create({ name: 'mine', ...slicer });
+    const target = await newTarget();
+    const refused = await s.client.core.send('POST', '/api/v4/syndication-schedule', {
+      body: { syndication_target_id: target.id, content_id: theirs.id, content_type: 'e', region },
+    });
+    assert.equal(refused.status, 400, refused.body);
+    const problem = JSON.parse(refused.body) as { code: string; errors: { path: string; message: string }[] };
+    assert.deepEqual([problem.code, problem.errors], ['validation_failed', [{ path: '/content_id', message: 'names no live content of this workspace' }]]);
+    const own = await s.api.createSchedule({ syndication_target_id: target.id, content_id: mine.id, content_type: 'e', region });
+    assert.equal(own.content_id, mine.id);
+    await assert.rejects(() => s.api.updateSchedule(own.id, { content_id: theirs.id }), apiError(400, 'validation_failed'));
+    assert.equal((await s.api.getSchedule(own.id)).content_id, mine.id);
+    await s.api.deleteSchedule(own.id);
+  });
+
   test("another workspace's schedules are 404", async () => {
     const schedule = await newSchedule((await newTarget()).id);
     for (const attempt of [

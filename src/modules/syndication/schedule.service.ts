@@ -291,6 +291,12 @@ export class ScheduleService {
       const target = await repo.findTarget(this.deps.db, workspaceId, body.syndication_target_id);
       if (!target) violations.push({ path: '/syndication_target_id', message: 'names no publishing target of this workspace' });
     }
+    if (body.content_id !== undefined) {
+      // Issue 35: another workspace's slicer was accepted here and refused only at start. Its own
+      // content only: an id no slicer has is left to the start (a channel, or a slicer made later).
+      const owner = await repo.slicerWorkspaceOf(this.deps.db, body.content_id);
+      if (owner !== undefined && owner !== workspaceId) violations.push({ path: '/content_id', message: 'names no live content of this workspace' });
+    }
     if (violations.length > 0) {
       throw new AppError('validation_failed', `The schedule breaks ${violations.length} rule(s)`, { errors: violations });
     }

@@ -72,6 +72,12 @@ export async function insertTarget(db: SyndicationDb, id: string, workspaceId: s
     .execute();
 }
 
+/** The workspace of a managed slicer (a live event's content id), or undefined when no slicer has that id. */
+export async function slicerWorkspaceOf(db: SyndicationDb, slicerId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('managed_slicers').select('workspace_id').where('id', '=', slicerId).executeTakeFirst();
+  return row?.workspace_id;
+}
+
 export async function findTarget(db: SyndicationDb, workspaceId: string, id: string): Promise<StoredTarget | undefined> {
   const { rows } = await sql<TargetRowWithCounts>`${targetsWithCounts} where t.workspace_id = ${workspaceId} and t.id = ${id}`.execute(db);
   return rows[0] ? toStoredTarget(rows[0]) : undefined;

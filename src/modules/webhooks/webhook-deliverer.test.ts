@@ -14,7 +14,7 @@ import { createWebhooks, type Webhooks } from './webhooks.module.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const box = new SecretBox(Buffer.alloc(32, 7));
-const settings = { outboundAllowlist: '', webhookMaxSubscriptions: 20, webhookMaxPending: 1000, webhookTimeoutMs: 2000, webhookConcurrency: 4, webhookPollMs: 100 };
+const settings = { outboundAllowlist: '', webhookMaxSubscriptions: 20, webhookMaxPending: 1000, webhookTimeoutMs: 2000, webhookConcurrency: 4, webhookPollMs: 100, webhookResendLimit: 30 };
 
 const webhooksOn = (s: TestStorage, o: { clock: Clock; mode: 'embedded' | 'cluster'; resolver?: HostResolver; transport?: CallbackTransport }): Webhooks =>
   createWebhooks({

@@ -8,6 +8,7 @@ import type { IdGenerator } from '../../platform/ids.js';
 import type { RunnerLog } from '../../platform/leased-work.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import type { Outbound } from '../../platform/net/outbound.js';
+import { ResendLimit } from './resend-limit.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { CallbackClient, type CallbackTransport } from '../../platform/outbound/delivery-client.js';
 import { EventIntake } from './event-intake.js';
@@ -18,7 +19,7 @@ import { webhookRoutes } from './webhooks.routes.js';
 import { WebhookService } from './webhooks.service.js';
 
 export interface WebhooksDeps {
-  config: Pick<Config, 'outboundAllowlist' | 'webhookMaxSubscriptions' | 'webhookMaxPending' | 'webhookTimeoutMs' | 'webhookConcurrency' | 'webhookPollMs'>;
+  config: Pick<Config, 'outboundAllowlist' | 'webhookMaxSubscriptions' | 'webhookMaxPending' | 'webhookTimeoutMs' | 'webhookConcurrency' | 'webhookPollMs' | 'webhookResendLimit'>;
   mode: DeploymentMode;
   clock: Clock;
   ids: IdGenerator;
@@ -63,6 +64,7 @@ export function createWebhooks(deps: WebhooksDeps): Webhooks {
     db, box, clock, ids, transport, metrics,
     outbound: deps.outbound,
     maxSubscriptions: config.webhookMaxSubscriptions,
+    resendLimit: new ResendLimit(clock, { perWindow: config.webhookResendLimit, windowMs: 60_000, inFlight: 4 }),
   });
   const work: BackgroundWork = {
     name: 'webhooks',

@@ -1,4 +1,5 @@
 import { authOf } from '../../platform/http/auth-hook.js';
+import { AppError } from '../../platform/errors.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import {
@@ -118,7 +119,15 @@ export async function webhookRoutes(app: App, service: WebhookService): Promise<
       tags,
       summary: 'Send a logged event (a dropped one too) again to its subscription\'s current URL: one attempt now, signed anew (same webhook-id), logged; answers its outcome',
       params: WebhookAttemptParams,
-      response: { 200: WebhookAttemptDetailSchema, ...problemResponses(401, 404) },
+      response: { 200: WebhookAttemptDetailSchema, ...problemResponses(401, 404, 429) },
     },
-  }, async (request) => attemptDetailView(await service.resend(authOf(request).owner, request.params.attempt_id)));
+  }, async (request, reply) => {
+    try {
+      return attemptDetailView(await service.resend(authOf(request).owner, request.params.attempt_id));
+    } catch (err) {
+      const retryAfter = err instanceof AppError && err.code === 'throttled' ? err.extra?.retry_after_s : undefined;
+      if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
+      throw err;
+    }
+  });
 }

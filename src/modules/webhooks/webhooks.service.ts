@@ -9,6 +9,7 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { CallbackTransport } from '../../platform/outbound/delivery-client.js';
 import { generateSigningSecret } from '../../platform/outbound/webhook-signature.js';
 import type { WebhookMetrics } from './webhooks.metrics.js';
+import type { ResendLimit } from './resend-limit.js';
 import * as repo from './webhooks.repository.js';
 import type { SubscriptionCreateInput, SubscriptionPatchInput, SubscriptionView, SubscriptionWithSecretView, WebhookAttemptQueryInput } from './webhooks.schema.js';
 import { subscriptionView } from './webhooks.view.js';
@@ -28,6 +29,8 @@ export interface WebhookServiceDeps {
   maxSubscriptions: number;
   /** How long a rotated-out secret keeps signing alongside the new one. Default 24 h. */
   rotationGraceMs?: number;
+  /** Resends per workspace (PLAYLINE_WEBHOOK_RESEND_LIMIT): beyond, 429 throttled. */
+  resendLimit: ResendLimit;
 }
 
 export interface AttemptPage {
@@ -147,10 +150,23 @@ export class WebhookService {
    * naming the original. Pending retries of the event are not changed.
    */
   async resend(owner: string, attemptId: string): Promise<repo.AttemptRow> {
-    const { db, box, clock, ids, transport, metrics } = this.deps;
+    const { db } = this.deps;
     const original = await this.getAttempt(owner, attemptId);
     const subscription = await repo.findSubscription(db, owner, original.subscription_id ?? '');
     if (!subscription) throw new AppError('not_found', `The subscription of attempt ${attemptId} was deleted: there is nowhere to resend it`);
+    const taken = this.deps.resendLimit.take(owner);
+    if ('retryAfterS' in taken) {
+      throw new AppError('throttled', `This workspace resends webhook events at most at the rate this server allows (PLAYLINE_WEBHOOK_RESEND_LIMIT): retry in ${taken.retryAfterS} s`, { extra: { retry_after_s: taken.retryAfterS } });
+    }
+    try {
+      return await this.sendAgain(owner, original, subscription);
+    } finally {
+      taken.release();
+    }
+  }
+
+  private async sendAgain(owner: string, original: repo.AttemptRow, subscription: repo.SubscriptionRow): Promise<repo.AttemptRow> {
+    const { db, box, clock, ids, transport, metrics } = this.deps;
     const headers = subscriptionSigner(subscription, box, clock.now()).sign(original.webhook_id, clock.now() / 1000, original.body);
     const outcome = await transport.deliver(subscription.url, { body: original.body, headers: { ...headers } });
     metrics.attempted(outcome.outcome);

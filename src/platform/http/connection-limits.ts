@@ -110,6 +110,11 @@ export interface ConnectionCaps {
 
 /** One client network may hold at most this share of the instance cap. */
 const NETWORK_SHARE = 4;
+/**
+ * 1/8 of the instance cap is kept for networks holding fewer than 1/8 of the per-network cap
+ * (at least one slot, for networks holding none).
+ */
+const RESERVED_SHARE = 8;
 
 /**
  * The caps, settled once at start from the settings and the open-file limit read now, and logged:
@@ -142,7 +147,8 @@ export function connectionCaps(settings: ConnectionCapSettings, log: FastifyBase
  * cap; `drop` counts them). Per client network: at most `perNetwork` (0: none)
  * from the addresses of one IPv4 /24 or IPv6 /64 (the prefixes are settings), so one host or one
  * customer line with many addresses cannot hold them all either; one past it is answered 429
- * `too_many_connections` and closed. No slot is kept for health checks: at the instance cap
+ * `too_many_connections` and closed; so is one from a network that already holds connections once
+ * the instance is within its reserve (the last eighth), kept for networks holding (almost) none. No slot is kept for health checks: at the instance cap
  * `/healthz` is refused like everything else, which a load balancer should see.
  */
 export function limitConnections(server: Server, settings: Pick<Config, 'connectionPrefixIpv4' | 'connectionPrefixIpv6'> & ConnectionCaps, log: FastifyBaseLogger): ConnectionCounts {
@@ -158,20 +164,33 @@ export function limitConnections(server: Server, settings: Pick<Config, 'connect
   if (max <= 0) return counts;
   const prefixes = { ipv4Prefix: settings.connectionPrefixIpv4, ipv6Prefix: settings.connectionPrefixIpv6 };
   const open = new Map<string, number>();
+  // The last slots of the instance are kept for networks that hold (almost) nothing yet: five
+  // networks at their cap (issue 35: 5 x 70 idle connections) no longer fill the instance, so a
+  // normal client is answered instead of dropped until the others' header timeout.
+  const reserved = Math.max(1, Math.floor(settings.cap / RESERVED_SHARE));
+  const light = Math.max(1, Math.floor(max / RESERVED_SHARE));
+  let total = 0;
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
     const network = clientNetworkOf(address, prefixes);
-    const count = (open.get(network) ?? 0) + 1;
-    if (count > max) {
+    const held = open.get(network) ?? 0;
+    const count = held + 1;
+    const intoReserve = total >= settings.cap - reserved && held >= light;
+    if (count > max || intoReserve) {
       refused++;
-      const problem = problemOf('too_many_connections', `This client network (${network}) already has ${max} open connections; close some or retry later`, randomUUID());
+      const why = count > max
+        ? `This client network (${network}) already has ${max} open connections; close some or retry later`
+        : `This server is nearly full and keeps its last connections for other clients; this client network (${network}) already has ${held} open: close some or retry later`;
+      const problem = problemOf('too_many_connections', why, randomUUID());
       // Debug, not warn: a flood would flood the log too; the metric counts them.
-      log.debug({ remoteAddress: address, network, max, request_id: problem.request_id }, 'connection refused: too many from one client network');
+      log.debug({ remoteAddress: address, network, max, held, request_id: problem.request_id }, 'connection refused: too many from one client network');
       answerAndClose(socket, rawProblemAnswer(problem, { 'Retry-After': '1' }));
       return;
     }
     open.set(network, count);
+    total++;
     socket.once('close', () => {
+      total--;
       const left = (open.get(network) ?? 1) - 1;
       if (left <= 0) open.delete(network);
       else open.set(network, left);

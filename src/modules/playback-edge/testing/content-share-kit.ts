@@ -32,11 +32,18 @@ export async function playbackOf(
   t: { app: App },
   client: PlaybackClient,
   contentId: string,
-  o: { kind?: 'asset' | 'event'; coid?: string } = {},
+  o: { kind?: 'asset' | 'event'; coid?: string; ttlS?: number } = {},
 ): Promise<{ status: number; code: string | undefined; detail: string; body: string }> {
-  const url = client.playback.url(contentId, { kind: o.kind ?? 'asset', ...(o.coid !== undefined ? { params: [['coid', o.coid]] } : {}) });
+  const url = client.playback.url(contentId, { kind: o.kind ?? 'asset', ...(o.ttlS !== undefined ? { ttlS: o.ttlS } : {}), ...(o.coid !== undefined ? { params: [['coid', o.coid]] } : {}) });
   const response = await t.app.inject({ method: 'GET', url });
   const code = response.headers['x-playback-error-code'];
   const detail = code === undefined ? '' : String((JSON.parse(response.body) as { detail?: unknown }).detail ?? '');
   return { status: response.statusCode, code: code === undefined ? undefined : String(code), detail, body: response.body };
+}
+
+/** The first variant playlist's path under the session a multivariant playlist opened: `/play/s/<token>/v/<rendition>.m3u8`. */
+export function sessionVariantOf(multivariant: string): string {
+  const found = /(?:^|\/)s\/([^/\s]+)\/v\/([^/\s]+\.m3u8)$/m.exec(multivariant);
+  if (!found) throw new Error(`no session variant in ${multivariant.slice(0, 300)}`);
+  return `/play/s/${found[1] as string}/v/${found[2] as string}`;
 }
