@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { FakeClock } from '../platform/clock.js';
 import { slicerBody } from '../modules/managed-slicers/slicer-fixtures.test-support.js';
 import type { WorkspaceUsageView } from '../modules/workspaces/workspace-usage.schema.js';
@@ -22,8 +23,8 @@ describe('playline usage (the CLI over a running server)', () => {
   });
   after(() => t.close());
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'usage', ...args, '--base-url', url, '--owner', t.workspace.id], { cwd: root, env: { ...process.env, PLAYLINE_API_KEY: t.key.secret } });
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'usage', ...args, '--base-url', url, '--owner', t.workspace.id], { cwd: root, env: { ...process.env, PLAYLINE_API_KEY: t.key.secret } });
 
   test('prints each quota with used, limit and share; --json the API answer (the SDK\'s workspace.usage())', async () => {
     await t.client.managedSlicers.create(slicerBody('one'));

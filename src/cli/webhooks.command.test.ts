@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { eventually } from '../../test/helpers/eventually.js';
 import { FakeClock } from '../platform/clock.js';
 import { startLocalReceiver, type LocalReceiver } from '../modules/error-reporting/testing/local-receiver.js';
@@ -27,8 +28,8 @@ describe('playline webhooks (the CLI over a running server)', () => {
     await receiver.close();
   });
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'webhooks', ...args, '--base-url', url, '--owner', t.workspace.id], {
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'webhooks', ...args, '--base-url', url, '--owner', t.workspace.id], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });
