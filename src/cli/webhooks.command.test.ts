@@ -34,7 +34,7 @@ describe('playline webhooks (the CLI over a running server)', () => {
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });
 
-  test('create (secret once), list, update, attempts, resend (exit 1 unless 200), delete; bad event types refused before any call', { timeout: 120_000 }, async () => {
+  test('create (secret once), list, update, attempts, resend (exit 1 unless 200), delete; bad event types refused before any call', { timeout: 600_000 }, async () => {
     const created = JSON.parse((await cli('create', '--url', receiver.url, '--events', 'live.started,live.ended', '--description', 'ops', '--json')).stdout) as SubscriptionWithSecretView;
     assert.match(created.signing_secret, /^whsec_/);
     const listed = await cli('list');
