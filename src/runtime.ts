@@ -17,7 +17,7 @@ import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import type { FinishedRecording } from './modules/managed-slicers/live-recorder.js';
 import { createManagedSlicers, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
-import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
+import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps, type SyndicationOverrides } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
 import { createCluster, newInstanceId, type Cluster } from './platform/cluster/cluster.js';
@@ -25,7 +25,9 @@ import { createLogger, flushLogger, type Logger } from './platform/logger.js';
 import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
-import { createAssets, type Assets, type AssetsDeps } from './modules/assets/assets.module.js';
+import { createAssets, type Assets, type AssetsOverrides } from './modules/assets/assets.module.js';
+import { Wiring, type WiringDescription } from './platform/wiring.js';
+import { MemorySingleUseGuard } from './modules/playback-edge/single-use-guard.js';
 import type { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
 import type { ModuleParts } from './platform/module-parts.js';
 import { mediaToolsLookup, type MediaToolPaths, type MediaTools, type MediaToolsLookup } from './platform/media/media-tools.js';
@@ -85,6 +87,8 @@ export interface Runtime {
   mediaTools: MediaToolsLookup;
   /** What each module handed over (routes, background work, workspace data), in start order. */
   modules: readonly ModuleParts[];
+  /** Which implementation each module's production ports got in this mode (checked: none unwired). */
+  wiring: WiringDescription;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -100,13 +104,13 @@ export interface RuntimeOverrides {
   /** Where log lines go instead of stdout (tests capture them). */
   logDestination?: DestinationStream;
   /** Replaces side effects of the publishing module (tests). */
-  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
+  syndication?: Partial<Pick<SyndicationModuleDeps, 'checkAddress'>> & SyndicationOverrides;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
   /** Replaces side effects of managed slicers (tests: a provisioner). */
   managedSlicers?: Pick<ManagedSlicersDeps, 'provisioner'>;
   /** Replaces side effects of the asset library (tests: a packager). */
-  assets?: Pick<AssetsDeps, 'packager'>;
+  assets?: AssetsOverrides;
   /** Replaces the look for ffmpeg and ffprobe at start-up (tests). */
   mediaTools?: (paths: MediaToolPaths) => Promise<MediaTools>;
   /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
@@ -170,10 +174,15 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     return tools?.available ? tools.ffmpeg : undefined;
   };
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
+  // Every production port a module gets is written in `wiring` as it is handed over; an unwired one stops the start (below).
+  const wiring = new Wiring();
+  const errorReporting = createErrorReporting({
+    config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting'),
+    cluster: cluster ? { link: wiring.port('error-reporting', 'settings link', callbackLinkOf(cluster.feed), 'change feed'), pollMs: 5_000 } : undefined,
+  });
   // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
   const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks') });
-  const events = webhooks.events;
+  const events = wiring.port('webhooks', 'event intake', webhooks.events, 'webhook deliveries');
   // Recorded live events become assets of the library, made below.
   const recordings = {
     adopt: async (r: FinishedRecording) => ({ assetId: (await assets.service.adoptRecording(r)).id }),
@@ -183,32 +192,51 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     recordings: () => (assets.tools()?.available ? recordings : undefined),
     ...overrides.managedSlicers,
   });
+  const { publisher, probeCa, ...syndicationDeps } = overrides.syndication ?? {};
   const syndication = createSyndicationModule({
     db: storage.db, box, clock, ids, config,
     log: moduleLog('syndication'),
-    registry: metrics.registry,
+    registry: wiring.port('syndication', 'metrics', metrics.registry, 'prometheus registry'),
     // Cluster mode: a push runs on the instance that started it (a survivor takes a dead one's over); resuming everywhere would push twice.
-    resumeOnStart: mode === 'embedded',
-    ...(cluster && instanceId ? { cluster: { instanceId, membership: cluster.membership } } : {}),
-    ffmpeg,
+    resumeOnStart: wiring.port('syndication', 'resume on start', mode === 'embedded', mode === 'embedded' ? 'every started schedule' : 'none (takeover of dead instances)'),
+    cluster: cluster && instanceId ? wiring.port('syndication', 'takeover', { instanceId, membership: cluster.membership }, 'cluster membership') : undefined,
+    ffmpeg: wiring.port('syndication', 'ffmpeg', ffmpeg, 'media tools lookup'),
     quotas,
-    events,
-    ...overrides.syndication,
-  });
+    events: wiring.port('syndication', 'events', events, 'webhooks'),
+    ...syndicationDeps,
+  }, { ...(publisher ? { publisher } : {}), ...(probeCa ? { probeCa } : {}) });
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to the callback dispatcher: built first, handed to the producers.
   const errorReports = overrides.errorReports ? overrides.errorReports(errorReporting.dispatcher) : errorReporting.dispatcher;
-  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants, log: moduleLog('vod-stats'), existingWorkspaces: workspacesModule.existing });
+  const vodStats = createVodStats({
+    config, clock, storage, metrics, ingestOwners: ingestGrants, log: moduleLog('vod-stats'), existingWorkspaces: workspacesModule.existing,
+    errorReports: wiring.port('vod-stats', 'error reports', errorReports, overrides.errorReports ? 'test wrapper of the error-reporting dispatcher' : 'error-reporting dispatcher'),
+    cluster: cluster ? wiring.port('vod-stats', 'shared counters', cluster, 'redis') : undefined,
+  });
   const playbackEdge = createPlaybackEdge({
-    config, clock, ids, storage, box, metrics,
+    config, clock, ids, storage, box,
     log: moduleLog('playback-edge'),
     signingKeys: (owner) => keyRing.get(owner),
-    ingest: vodStats.ingest,
-    ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
+    ingest: wiring.port('playback-edge', 'events', vodStats.ingest, 'vod-stats ingest'),
+    metrics: wiring.port('playback-edge', 'metrics', metrics, 'prometheus registry'),
+    cluster: cluster ? { redis: cluster.redis, prefix: config.redisPrefix } : undefined,
   }, overrides.playbackEdge);
+  // Read back from what the edge built, not from the mode: the store of its single-use claims.
+  wiring.port('playback-edge', 'single-use claims', playbackEdge.pbsGuard, playbackEdge.pbsGuard instanceof MemorySingleUseGuard ? 'memory' : 'redis');
 
-  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas, events, ...overrides.assets });
+  const assets = createAssets({
+    config, mode, clock, ids, storage, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas,
+    metrics: wiring.port('assets', 'metrics', metrics, 'prometheus registry'),
+    events: wiring.port('assets', 'events', events, 'webhooks'),
+  }, overrides.assets);
+  // The start-up check: a production port left unwired stops here, before anything starts.
+  try {
+    wiring.check();
+  } catch (err) {
+    if (ownsStorage) await storage.close();
+    throw err;
+  }
 
   // The modules in start order (shutdown runs in reverse, and so do a workspace deletion's stops):
   // - Error Reporting loads the callbacks and follows their changes; its dispatcher never waits.
@@ -276,6 +304,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
     mediaTools,
     modules,
+    wiring: wiring.describe(),
     async start() {
       for (const work of background) {
         await work.start();

@@ -1,3 +1,4 @@
+import { noOperationalEvents } from '../../platform/operational-events.js';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { playline } from '../../../test/helpers/cli.js';
@@ -32,6 +33,7 @@ describe('asset library start-up', () => {
       log: silent,
       mediaTools: () => tools,
       quotas: createQuotas({ db: s.storage.db, clock: new FakeClock(), config, mode, registry: new Metrics().registry }),
+      events: noOperationalEvents,
     });
 
   test('cluster mode with ffmpeg present refuses to start without PLAYLINE_MEDIA_DIR, naming the setting', async () => {

@@ -30,12 +30,16 @@ export interface AssetsDeps {
   log: RunnerLog & { info(obj: object, msg: string): void };
   /** ffmpeg and ffprobe as the runtime found them at start-up (undefined before). */
   mediaTools: () => MediaTools | undefined;
-  /** Replaces the ffmpeg packager (tests of the job lifecycle). */
-  packager?: AssetPackager;
   /** The workspaces' quotas: the library's bytes count in the storage quota, its assets in the asset quota. */
   quotas: Quotas;
-  /** Operational events (asset.ready, asset.failed) for webhooks. */
-  events?: OperationalEventSink;
+  /** Operational events (asset.ready, asset.failed) for webhooks; `noOperationalEvents` where none are wanted. */
+  events: OperationalEventSink;
+}
+
+/** Test seams, kept apart from the production wiring above. */
+export interface AssetsOverrides {
+  /** Replaces the ffmpeg packager (tests of the job lifecycle). */
+  packager?: AssetPackager;
 }
 
 export interface Assets {
@@ -53,7 +57,7 @@ export interface Assets {
 const STALE_UPLOAD_MS = 60 * 60 * 1000;
 
 /** Wires the asset library: media directory, repository, packager, runner, service, metrics. */
-export function createAssets(deps: AssetsDeps): Assets {
+export function createAssets(deps: AssetsDeps, overrides: AssetsOverrides = {}): Assets {
   const { config, clock, ids, storage } = deps;
   const embedded = deps.mode === 'embedded';
   const { log } = deps;
@@ -62,7 +66,7 @@ export function createAssets(deps: AssetsDeps): Assets {
   const files = new AssetFiles(mediaRootOf(config));
   const repository = new AssetRepository(storage.db);
   let tools: MediaTools | undefined;
-  let packager: AssetPackager | undefined = deps.packager;
+  let packager: AssetPackager | undefined = overrides.packager;
 
   const metrics = registerAssetMetrics(deps.metrics.registry, { counts: (now) => repository.counts(now), runningHere: () => runner.runningCount() }, clock);
   const runner: PackagingRunner = new PackagingRunner({
@@ -85,7 +89,7 @@ export function createAssets(deps: AssetsDeps): Assets {
     concurrency: config.packagingConcurrency,
     leaseMs: config.packagingLeaseMs,
     onFailed: () => metrics.failed(),
-    ...(deps.events ? { events: deps.events } : {}),
+    events: deps.events,
   });
   const { quotas } = deps;
   quotas.storage.addSource({ name: 'assets', bytes: assetStoredBytes });

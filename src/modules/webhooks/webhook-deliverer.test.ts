@@ -18,8 +18,7 @@ const settings = { outboundAllowlist: '', webhookMaxSubscriptions: 20, webhookMa
 const webhooksOn = (s: TestStorage, o: { clock: Clock; mode: 'embedded' | 'cluster'; resolver?: HostResolver; transport?: CallbackTransport }): Webhooks =>
   createWebhooks({
     config: settings, mode: o.mode, clock: o.clock, ids: randomIds, storage: s.storage, box, metrics: { registry: new Registry() }, log: silent,
-    ...(o.resolver ? { resolver: o.resolver } : {}), ...(o.transport ? { transport: o.transport } : {}),
-  });
+  }, { ...(o.resolver ? { resolver: o.resolver } : {}), ...(o.transport ? { transport: o.transport } : {}) });
 
 const workspace = async (s: TestStorage, id: string) => {
   await s.storage.db.insertInto('workspaces').values({ id, name: id, created_at: 0 }).execute();

@@ -27,6 +27,10 @@ export interface WebhooksDeps {
   box: SecretBox;
   metrics: { registry: Registry };
   log: RunnerLog;
+}
+
+/** Test seams, kept apart from the production wiring above. */
+export interface WebhooksOverrides {
   /** DNS for the outbound guard (tests answer from a table). */
   resolver?: HostResolver;
   /** Replaces the HTTP client (tests). */
@@ -43,14 +47,14 @@ export interface Webhooks {
 }
 
 /** Builds the webhooks module. A bad allow-list entry was already refused by Error Reporting (same setting). */
-export function createWebhooks(deps: WebhooksDeps): Webhooks {
+export function createWebhooks(deps: WebhooksDeps, overrides: WebhooksOverrides = {}): Webhooks {
   const { config, clock, ids, box, log } = deps;
   const db = deps.storage.db;
   const metrics = registerWebhookMetrics(deps.metrics.registry);
-  const guard = new SsrfGuard({ allowList: parseCallbackAllowList(config.outboundAllowlist), clock, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+  const guard = new SsrfGuard({ allowList: parseCallbackAllowList(config.outboundAllowlist), clock, ...(overrides.resolver ? { resolver: overrides.resolver } : {}) });
   // Its own client (pools, timeout): a slow webhook endpoint never holds up Error Reports, nor the reverse.
-  const client = deps.transport ? undefined : new CallbackClient({ guard, clock, timeoutMs: config.webhookTimeoutMs, connectionsPerEndpoint: 4 });
-  const transport: CallbackTransport = deps.transport ?? (client as CallbackClient);
+  const client = overrides.transport ? undefined : new CallbackClient({ guard, clock, timeoutMs: config.webhookTimeoutMs, connectionsPerEndpoint: 4 });
+  const transport: CallbackTransport = overrides.transport ?? (client as CallbackClient);
   const deliverer = new WebhookDeliverer({
     db, box, clock, ids, transport, log, metrics,
     ownerId: `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`,
