@@ -83,7 +83,7 @@ export interface Runtime {
   cluster: Cluster | undefined;
   /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
   clusterStatus: ClusterStatusService;
-  /** ffmpeg and ffprobe, looked for once at start-up and handed to the modules that run them. */
+  /** ffmpeg and ffprobe, looked for at start-up (and again in the background until found), handed to the modules that run them. */
   mediaTools: MediaToolsLookup;
   /** What each module handed over (routes, background work, workspace data), in start order. */
   modules: readonly ModuleParts[];
@@ -167,6 +167,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const mediaTools = mediaToolsLookup({
     paths: { ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath },
     log: moduleLog('media'),
+    clock,
     ...(overrides.mediaTools ? { discover: overrides.mediaTools } : {}),
   });
   const ffmpeg = (): string | undefined => {
@@ -227,6 +228,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
 
   const assets = createAssets({
     config, mode, clock, ids, storage, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas,
+    onMediaTools: wiring.port('assets', 'media tools found later', mediaTools.onFound, 'media tools lookup'),
     metrics: wiring.port('assets', 'metrics', metrics, 'prometheus registry'),
     events: wiring.port('assets', 'events', events, 'webhooks'),
   }, overrides.assets);

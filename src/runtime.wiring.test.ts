@@ -70,7 +70,7 @@ describe('embedded mode wiring', () => {
   test('the wiring table, whole: every production port of every module, and what it got (runtime: wiring)', async () => {
     const t = await open();
     assert.deepEqual(t.runtime.wiring, {
-      assets: { events: 'webhooks', metrics: 'prometheus registry' },
+      assets: { events: 'webhooks', 'media tools found later': 'media tools lookup', metrics: 'prometheus registry' },
       'playback-edge': { events: 'vod-stats ingest', metrics: 'prometheus registry', 'single-use claims': 'memory' },
       syndication: { events: 'webhooks', ffmpeg: 'media tools lookup', metrics: 'prometheus registry', 'resume on start': 'every started schedule' },
       'vod-stats': { 'error reports': 'error-reporting dispatcher' },
@@ -141,7 +141,7 @@ describe('cluster mode wiring', { skip }, () => {
   test('the wiring table, whole, in cluster mode: Redis claims, the change feed, takeover instead of resume (runtime: wiring)', () => {
     for (const t of [pair.a, pair.b]) {
       assert.deepEqual(t.runtime.wiring, {
-        assets: { events: 'webhooks', metrics: 'prometheus registry' },
+        assets: { events: 'webhooks', 'media tools found later': 'media tools lookup', metrics: 'prometheus registry' },
         'error-reporting': { 'settings link': 'change feed' },
         'playback-edge': { events: 'vod-stats ingest', metrics: 'prometheus registry', 'single-use claims': 'redis' },
         syndication: { events: 'webhooks', ffmpeg: 'media tools lookup', metrics: 'prometheus registry', 'resume on start': 'none (takeover of dead instances)', takeover: 'cluster membership' },
