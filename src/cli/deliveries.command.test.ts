@@ -20,7 +20,7 @@ describe('playline deliveries and playline callback (the CLI over a running serv
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it (and stands still, so a
     // pause lasts until resumed).
-    t = await createTestApp({ clock: new FakeClock(Date.now()), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
     await t.client.errorReporting.putSettings({ callback_url: receiver.url });

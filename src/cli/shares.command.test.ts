@@ -15,7 +15,7 @@ describe('playline shares (the CLI over a running server)', () => {
   let url: string;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    t = await createTestApp({ clock: new FakeClock(Date.now()) });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }) });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(() => t.close());

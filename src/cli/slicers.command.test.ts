@@ -19,7 +19,7 @@ describe('playline slicers rotate-key (the CLI over a running server)', () => {
   let url: string;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    clock = new FakeClock(Date.now());
+    clock = new FakeClock(Date.now(), { followRealTime: true });
     t = await createTestApp({ clock, env: { PLAYLINE_SLICER_PROVISION_MS: '2000', PLAYLINE_REGIONS: 'eu-central-1' } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });

@@ -18,7 +18,7 @@ describe('playline usage (the CLI over a running server)', () => {
   let url: string;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    t = await createTestApp({ clock: new FakeClock(Date.now()), start: false, env: { PLAYLINE_REGIONS: 'eu-central-1', PLAYLINE_QUOTA_SLICERS: '5', PLAYLINE_QUOTA_STORAGE_BYTES: String(3 * 1024 ** 3) } });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), start: false, env: { PLAYLINE_REGIONS: 'eu-central-1', PLAYLINE_QUOTA_SLICERS: '5', PLAYLINE_QUOTA_STORAGE_BYTES: String(3 * 1024 ** 3) } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(() => t.close());

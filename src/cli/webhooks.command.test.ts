@@ -19,7 +19,7 @@ describe('playline webhooks (the CLI over a running server)', () => {
   let receiver: LocalReceiver;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    t = await createTestApp({ clock: new FakeClock(Date.now()), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
     receiver = await startLocalReceiver({ kind: 'status', status: 500 }, { hangLimitMs: 10_000 });
   });
