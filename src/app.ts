@@ -63,7 +63,7 @@ export async function buildApp(runtime: Runtime): Promise<App> {
   acceptEmptyJsonBodies(app);
   const caps = connectionCaps(runtime.config, app.log);
   runtime.metrics.countConnections(limitConnections(app.server, { ...runtime.config, ...caps }, app.log));
-  enforceBodyDeadlines(app, runtime.config);
+  enforceBodyDeadlines(app, runtime.config, runtime.clock);
 
   app.setErrorHandler((err, request, reply) => {
     const problem = toProblem(err, request.id);

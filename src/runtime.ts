@@ -19,7 +19,7 @@ import type { FinishedRecording } from './modules/managed-slicers/live-recorder.
 import { createManagedSlicers, publicHostOf, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
 import { serverInfoParts } from './modules/server-info/server-info.routes.js';
 import { VERSION } from './platform/version.js';
-import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
+import { createSyndicationModule, type SyndicationModule, type SyndicationOverrides } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
 import { createCluster, newInstanceId, type Cluster } from './platform/cluster/cluster.js';
@@ -27,7 +27,9 @@ import { createLogger, flushLogger, type Logger } from './platform/logger.js';
 import type { DestinationStream } from 'pino';
 import { callbackLinkOf } from './modules/error-reporting/callback-link.js';
 import { ClusterStatusService } from './platform/cluster/cluster-status.service.js';
-import { createAssets, type Assets, type AssetsDeps } from './modules/assets/assets.module.js';
+import { createAssets, type Assets, type AssetsOverrides } from './modules/assets/assets.module.js';
+import { Wiring, type WiringDescription } from './platform/wiring.js';
+import { MemorySingleUseGuard } from './modules/playback-edge/single-use-guard.js';
 import type { WorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
 import type { ModuleParts } from './platform/module-parts.js';
 import { mediaToolsLookup, type MediaToolPaths, type MediaTools, type MediaToolsLookup } from './platform/media/media-tools.js';
@@ -84,10 +86,12 @@ export interface Runtime {
   cluster: Cluster | undefined;
   /** The deployment as the admin API and CLI show it: mode, instances, shared statistics. */
   clusterStatus: ClusterStatusService;
-  /** ffmpeg and ffprobe, looked for once at start-up and handed to the modules that run them. */
+  /** ffmpeg and ffprobe, looked for at start-up (and again in the background until found), handed to the modules that run them. */
   mediaTools: MediaToolsLookup;
   /** What each module handed over (routes, background work, workspace data), in start order. */
   modules: readonly ModuleParts[];
+  /** Which implementation each module's production ports got in this mode (checked: none unwired). */
+  wiring: WiringDescription;
   /** Starts background work (journals, dispatchers, task runners); the server calls it once. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -103,7 +107,7 @@ export interface RuntimeOverrides {
   /** Where log lines go instead of stdout (tests capture them). */
   logDestination?: DestinationStream;
   /** Replaces side effects of the publishing module (tests). */
-  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'probeCa'>>;
+  syndication?: SyndicationOverrides;
   /** Replaces the outbound layer (tests: a fake resolver or a wider allow-list); production builds it from config. */
   outbound?: Outbound;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
@@ -111,7 +115,7 @@ export interface RuntimeOverrides {
   /** Replaces side effects of managed slicers (tests: a provisioner). */
   managedSlicers?: Pick<ManagedSlicersDeps, 'provisioner'>;
   /** Replaces side effects of the asset library (tests: a packager). */
-  assets?: Pick<AssetsDeps, 'packager'>;
+  assets?: AssetsOverrides;
   /** Replaces the look for ffmpeg and ffprobe at start-up (tests). */
   mediaTools?: (paths: MediaToolPaths) => Promise<MediaTools>;
   /** Wraps or replaces where accepted playback errors go; given the callback dispatcher (tests record reports). */
@@ -168,6 +172,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const mediaTools = mediaToolsLookup({
     paths: { ffmpeg: config.ffmpegPath, ffprobe: config.ffprobePath },
     log: moduleLog('media'),
+    clock,
     ...(overrides.mediaTools ? { discover: overrides.mediaTools } : {}),
   });
   const ffmpeg = (): string | undefined => {
@@ -177,10 +182,16 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // The one way out of the process: every module that connects out gets this, the guard inside it.
   const outbound = overrides.outbound ?? outboundOf(config, clock);
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting'), outbound }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
+  // Every production port a module gets is written in `wiring` as it is handed over; an unwired one stops the start (below).
+  const wiring = new Wiring();
+  const errorReporting = createErrorReporting({
+    config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting'),
+    outbound: wiring.port('error-reporting', 'outbound', outbound, 'outbound layer'),
+    cluster: cluster ? { link: wiring.port('error-reporting', 'settings link', callbackLinkOf(cluster.feed), 'change feed'), pollMs: 5_000 } : undefined,
+  });
   // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
-  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks'), outbound });
-  const events = webhooks.events;
+  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks'), outbound: wiring.port('webhooks', 'outbound', outbound, 'outbound layer') });
+  const events = wiring.port('webhooks', 'event intake', webhooks.events, 'webhook deliveries');
   // Recorded live events become assets of the library, made below.
   const recordings = {
     adopt: async (r: FinishedRecording) => ({ assetId: (await assets.service.adoptRecording(r)).id }),
@@ -193,31 +204,50 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...overrides.managedSlicers,
   });
   const syndication = createSyndicationModule({
-    db: storage.db, box, clock, ids, config, outbound,
+    db: storage.db, box, clock, ids, config,
+    outbound: wiring.port('syndication', 'outbound', outbound, 'outbound layer'),
     log: moduleLog('syndication'),
-    registry: metrics.registry,
+    registry: wiring.port('syndication', 'metrics', metrics.registry, 'prometheus registry'),
     // Cluster mode: a push runs on the instance that started it (a survivor takes a dead one's over); resuming everywhere would push twice.
-    resumeOnStart: mode === 'embedded',
-    ...(cluster && instanceId ? { cluster: { instanceId, membership: cluster.membership } } : {}),
-    ffmpeg,
+    resumeOnStart: wiring.port('syndication', 'resume on start', mode === 'embedded', mode === 'embedded' ? 'every started schedule' : 'none (takeover of dead instances)'),
+    cluster: cluster && instanceId ? wiring.port('syndication', 'takeover', { instanceId, membership: cluster.membership }, 'cluster membership') : undefined,
+    ffmpeg: wiring.port('syndication', 'ffmpeg', ffmpeg, 'media tools lookup'),
     quotas,
-    events,
-    ...overrides.syndication,
-  });
+    events: wiring.port('syndication', 'events', events, 'webhooks'),
+  }, overrides.syndication ?? {});
   // Cluster mode: each live instance sends its share of every callback endpoint's rate.
   cluster?.membership.onMembers((alive) => errorReporting.dispatcher.setRateShare(1 / alive));
   // Accepted error events go to the callback dispatcher: built first, handed to the producers.
   const errorReports = overrides.errorReports ? overrides.errorReports(errorReporting.dispatcher) : errorReporting.dispatcher;
-  const vodStats = createVodStats({ config, clock, storage, metrics, errorReports, cluster, ingestOwners: ingestGrants, log: moduleLog('vod-stats'), existingWorkspaces: workspacesModule.existing });
+  const vodStats = createVodStats({
+    config, clock, storage, metrics, ingestOwners: ingestGrants, log: moduleLog('vod-stats'), existingWorkspaces: workspacesModule.existing,
+    errorReports: wiring.port('vod-stats', 'error reports', errorReports, overrides.errorReports ? 'test wrapper of the error-reporting dispatcher' : 'error-reporting dispatcher'),
+    cluster: cluster ? wiring.port('vod-stats', 'shared counters', cluster, 'redis') : undefined,
+  });
   const playbackEdge = createPlaybackEdge({
-    config, clock, ids, storage, box, metrics,
+    config, clock, ids, storage, box,
     log: moduleLog('playback-edge'),
     signingKeys: (owner) => keyRing.get(owner),
-    ingest: vodStats.ingest,
-    ...(cluster ? { cluster: { redis: cluster.redis, prefix: config.redisPrefix } } : {}),
+    ingest: wiring.port('playback-edge', 'events', vodStats.ingest, 'vod-stats ingest'),
+    metrics: wiring.port('playback-edge', 'metrics', metrics, 'prometheus registry'),
+    cluster: cluster ? { redis: cluster.redis, prefix: config.redisPrefix } : undefined,
   }, overrides.playbackEdge);
+  // Read back from what the edge built, not from the mode: the store of its single-use claims.
+  wiring.port('playback-edge', 'single-use claims', playbackEdge.pbsGuard, playbackEdge.pbsGuard instanceof MemorySingleUseGuard ? 'memory' : 'redis');
 
-  const assets = createAssets({ config, mode, clock, ids, storage, metrics, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas, events, ...overrides.assets });
+  const assets = createAssets({
+    config, mode, clock, ids, storage, log: moduleLog('assets'), mediaTools: mediaTools.found, quotas,
+    onMediaTools: wiring.port('assets', 'media tools found later', mediaTools.onFound, 'media tools lookup'),
+    metrics: wiring.port('assets', 'metrics', metrics, 'prometheus registry'),
+    events: wiring.port('assets', 'events', events, 'webhooks'),
+  }, overrides.assets);
+  // The start-up check: a production port left unwired stops here, before anything starts.
+  try {
+    wiring.check();
+  } catch (err) {
+    if (ownsStorage) await storage.close();
+    throw err;
+  }
 
   // The modules in start order (shutdown runs in reverse, and so do a workspace deletion's stops):
   // - Error Reporting loads the callbacks and follows their changes; its dispatcher never waits.
@@ -290,6 +320,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     clusterStatus: new ClusterStatusService(cluster && vodStats.rebuild ? { cluster, stats: vodStats.rebuild } : undefined),
     mediaTools,
     modules,
+    wiring: wiring.describe(),
     async start() {
       for (const work of background) {
         await work.start();

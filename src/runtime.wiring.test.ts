@@ -7,6 +7,14 @@ import { createTestApp, type TestApp } from '../test/helpers/test-app.js';
 import { randomIds } from './platform/ids.js';
 import type { PublishJob, Publisher } from './modules/syndication/publisher.js';
 import { startLocalReceiver, type LocalReceiver } from './platform/outbound/testing/local-receiver.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeClip, mediaToolsSkip } from '../test/helpers/media.js';
+import { loadConfig } from './platform/config.js';
+import type { ErrorReportSink } from './platform/error-report-sink.js';
+import { UnwiredPortError } from './platform/wiring.js';
+import { createRuntime } from './runtime.js';
 
 /**
  * What `createRuntime` decides per deployment mode, observed from outside: each of these tests
@@ -59,6 +67,34 @@ describe('embedded mode wiring', () => {
     await storage.cleanup();
   });
 
+  test('the wiring table, whole: every production port of every module, and what it got (runtime: wiring)', async () => {
+    const t = await open();
+    assert.deepEqual(t.runtime.wiring, {
+      assets: { events: 'webhooks', 'media tools found later': 'media tools lookup', metrics: 'prometheus registry' },
+      'error-reporting': { outbound: 'outbound layer' },
+      'playback-edge': { events: 'vod-stats ingest', metrics: 'prometheus registry', 'single-use claims': 'memory' },
+      syndication: { events: 'webhooks', ffmpeg: 'media tools lookup', metrics: 'prometheus registry', outbound: 'outbound layer', 'resume on start': 'every started schedule' },
+      'vod-stats': { 'error reports': 'error-reporting dispatcher' },
+      webhooks: { 'event intake': 'webhook deliveries', outbound: 'outbound layer' },
+    });
+    await t.close();
+  });
+
+  test('the root refuses to start with a production port left unwired, naming it (runtime: the start-up check)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'playline-unwired-'));
+    try {
+      // A wrapper of the error-report sink that forgets to hand one back: statistics would drop every error report.
+      const forgetful = (): ErrorReportSink => undefined as unknown as ErrorReportSink;
+      await assert.rejects(createRuntime(loadConfig({ PLAYLINE_DATA_DIR: dataDir }), { errorReports: forgetful }), (err: unknown) => {
+        assert.ok(err instanceof UnwiredPortError);
+        assert.match(err.message, /not wired: vod-stats\.error reports/);
+        return true;
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('the one instance owns every push: a started schedule pushes again after a restart (runtime: resumeOnStart)', async () => {
     const first = await open();
     const scheduleId = await startedSchedule(first);
@@ -103,6 +139,19 @@ describe('cluster mode wiring', { skip }, () => {
     await receiver?.close();
   });
 
+  test('the wiring table, whole, in cluster mode: Redis claims, the change feed, takeover instead of resume (runtime: wiring)', () => {
+    for (const t of [pair.a, pair.b]) {
+      assert.deepEqual(t.runtime.wiring, {
+        assets: { events: 'webhooks', 'media tools found later': 'media tools lookup', metrics: 'prometheus registry' },
+        'error-reporting': { outbound: 'outbound layer', 'settings link': 'change feed' },
+        'playback-edge': { events: 'vod-stats ingest', metrics: 'prometheus registry', 'single-use claims': 'redis' },
+        syndication: { events: 'webhooks', ffmpeg: 'media tools lookup', metrics: 'prometheus registry', outbound: 'outbound layer', 'resume on start': 'none (takeover of dead instances)', takeover: 'cluster membership' },
+        'vod-stats': { 'error reports': 'error-reporting dispatcher', 'shared counters': 'redis' },
+        webhooks: { 'event intake': 'webhook deliveries', outbound: 'outbound layer' },
+      });
+    }
+  });
+
   test("each live instance sends its share of every callback endpoint's rate (runtime: membership -> setRateShare)", async () => {
     const { a, b } = pair;
     const heartbeat = (t: TestApp) => t.runtime.cluster?.membership.tick();
@@ -135,5 +184,44 @@ describe('cluster mode wiring', { skip }, () => {
     await a.client.errorReporting.putSettings({ callback_url: receiver.url });
     // The fake clocks never move: the periodic database check of the settings cannot run.
     await eventually(() => b.runtime.errorReporting.dispatcher.routeFor(owner) !== undefined, 'B follows the saved callback');
+  });
+});
+
+/**
+ * The asset library's events reach webhooks through the root's wiring (review M7: dropping
+ * `events` from createAssets compiled and passed every test). Uploaded through the app, packaged
+ * by ffmpeg, delivered to a subscribed endpoint: nothing here hands the library a sink of its own.
+ */
+describe('asset library wiring', { skip: await mediaToolsSkip() }, () => {
+  let t: TestApp;
+  let receiver: LocalReceiver;
+  let scratch: string;
+  before(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'playline-wiring-assets-'));
+    // The system clock: the webhook is signed with the time it is sent, however long packaging takes.
+    t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_PACKAGING_LADDER: '144p', PLAYLINE_PACKAGING_PRESET: 'ultrafast' } });
+    receiver = await startLocalReceiver({ kind: 'status', status: 200 });
+  });
+  after(async () => {
+    await t?.close();
+    await receiver?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('an upload through the app that becomes ready is delivered as asset.ready to a subscribed endpoint (runtime: assets.events = webhooks)', async () => {
+    await t.client.webhooks.createSubscription({ url: receiver.url, event_types: ['asset.ready', 'asset.failed'] });
+    const clip = await makeClip(scratch, 'clip.mp4', { seconds: 1, width: 160, height: 90 });
+    const response = await t.client.core.send('POST', '/api/v4/assets', { body: readFileSync(clip), contentType: 'video/mp4', query: { title: 'Wiring' } });
+    assert.equal(response.status, 201, response.body);
+    const id = (JSON.parse(response.body) as { id: string }).id;
+    const ready = await t.client.assets.waitUntilPackaged(id, { intervalMs: 50 });
+    assert.equal(ready.state, 'ready', JSON.stringify(ready));
+    await eventually(async () => {
+      await t.runtime.webhooks.events.settled();
+      await t.runtime.webhooks.deliverer.claimNow();
+      return receiver.count() >= 1;
+    }, 'the asset.ready delivery reached the endpoint');
+    const event = JSON.parse(receiver.received[0]?.body ?? '{}') as { type?: string; data?: { asset_id?: string } };
+    assert.deepEqual([event.type, event.data?.asset_id], ['asset.ready', id]);
   });
 });

@@ -1,6 +1,4 @@
 import { Command } from 'commander';
-import { backupDataDir, restoreDataDir } from '../platform/backup/data-dir-backup.js';
-import { VERSION } from '../app.js';
 import { printObject } from './output.js';
 import { addSettingOptions, configFrom, requirePlaylineData } from './storage-options.js';
 
@@ -26,6 +24,8 @@ file), keep that key: the backup is unreadable without it. Restore with: playlin
     const config = configFrom(opts);
     embeddedOnly(config.databaseUrl);
     requirePlaylineData(config);
+    // Loaded on use, like the runtime (storage-options.ts): the other commands start without them.
+    const [{ backupDataDir }, { VERSION }] = await Promise.all([import('../platform/backup/data-dir-backup.js'), import('../app.js')]);
     const manifest = await backupDataDir({ dataDir: config.dataDir, target: dir, secretKeyFromSetting: config.secretKey !== undefined, version: VERSION });
     if (opts.json === true) {
       printObject({ ...manifest }, true);
@@ -46,6 +46,7 @@ export function restoreCommand(): Command {
     ['dataDir'],
   ).action(async (dir: string, opts: Record<string, unknown>) => {
     const config = configFrom(opts);
+    const { restoreDataDir } = await import('../platform/backup/data-dir-backup.js');
     const manifest = await restoreDataDir(dir, config.dataDir);
     if (opts.json === true) {
       printObject({ ...manifest, data_dir: config.dataDir }, true);

@@ -20,7 +20,7 @@ describe('playline deliveries and playline callback (the CLI over a running serv
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it (and stands still, so a
     // pause lasts until resumed).
-    t = await createTestApp({ clock: new FakeClock(Date.now()), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
     await t.client.errorReporting.putSettings({ callback_url: receiver.url });
@@ -39,7 +39,7 @@ describe('playline deliveries and playline callback (the CLI over a running serv
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });
 
-  test('deliveries list, show and resend; callback resume', { timeout: 120_000 }, async () => {
+  test('deliveries list, show and resend; callback resume', { timeout: 600_000 }, async () => {
     const listed = JSON.parse((await cli('deliveries', 'list', '--outcome', 'non_200', '--json')).stdout) as LoggedAttemptCollectionView;
     assert.equal(listed.total_items, 1);
     const failed = listed.items[0];
@@ -67,13 +67,13 @@ describe('playline deliveries and playline callback (the CLI over a running serv
     assert.equal(state.endpoint?.paused_until, null);
   });
 
-  test('a resend that is not answered 200 exits 1 and names the outcome', { timeout: 60_000 }, async () => {
+  test('a resend that is not answered 200 exits 1 and names the outcome', { timeout: 600_000 }, async () => {
     receiver.setBehaviour({ kind: 'status', status: 503 });
     const id = (await t.client.errorReporting.listAttempts()).items[0]?.id ?? '';
     await assert.rejects(cli('deliveries', 'resend', id), (e: { code?: number; stderr?: string }) => e.code === 1 && /non_200 \(HTTP 503\)/.test(e.stderr ?? ''));
   });
 
-  test('callback status shows the dropped counts by reason; deliveries list --outcome dropped lists them', { timeout: 120_000 }, async () => {
+  test('callback status shows the dropped counts by reason; deliveries list --outcome dropped lists them', { timeout: 600_000 }, async () => {
     receiver.setBehaviour({ kind: 'status', status: 500 });
     const n = receiver.count();
     const report = { owner: t.workspace.id, url: 'https://edge.example.com/y.m3u8', ip: '203.0.113.7', code: 403, ua: 'P/1', msg: 'Forbidden', timestamp: 1_763_719_200, errorCode: 100 };

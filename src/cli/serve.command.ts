@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { closeOnSignals, startServer } from '../server.js';
 import { addSettingOptions, configFrom } from './storage-options.js';
 import { applyServerV8Settings, SERVER_NODE_FLAGS, startedWithServerFlags } from './node-flags.js';
 
@@ -10,6 +9,8 @@ export function serveCommand(): Command {
   addSettingOptions(command);
   command.action(async (opts: Record<string, unknown>) => {
     applyServerV8Settings();
+    // The server is loaded when it starts, so that the other commands start without it.
+    const { closeOnSignals, startServer } = await import('../server.js');
     const server = await startServer(configFrom(opts));
     if (!startedWithServerFlags()) {
       server.runtime.log.warn(

@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { FakeClock } from '../platform/clock.js';
 
 const run = promisify(execFile);
@@ -14,13 +15,13 @@ describe('playline shares (the CLI over a running server)', () => {
   let url: string;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    t = await createTestApp({ clock: new FakeClock(Date.now()) });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }) });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(() => t.close());
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'shares', ...args, '--base-url', url, '--owner', t.workspace.id], {
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'shares', ...args, '--base-url', url, '--owner', t.workspace.id], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });
@@ -52,11 +53,11 @@ describe('playline shares (the CLI over a running server)', () => {
   });
 
   test('--help states the model: private by default, coid, private-asset entries', async () => {
-    const help = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'shares', '--help'], { cwd: root });
+    const help = await run(process.execPath, [await sharedPlaylineBin(), 'shares', '--help'], { cwd: root });
     assert.match(help.stdout, /Usage: playline shares \[options\] \[command\]/);
     assert.match(help.stdout, /list \[options\] +List the workspaces your content is shared/);
     assert.match(help.stdout, /Content is private to its workspace\./);
-    const add = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'shares', 'add', '--help'], { cwd: root });
+    const add = await run(process.execPath, [await sharedPlaylineBin(), 'shares', 'add', '--help'], { cwd: root });
     assert.match(add.stdout, /Usage: playline shares add \[options\] <workspace_id>/);
     assert.match(add.stdout, /playback error 102/);
   });

@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { FakeClock } from '../platform/clock.js';
 import type { ManagedSlicerView } from '../modules/managed-slicers/managed-slicers.schema.js';
 import { runAllTasks, slicerBody } from '../modules/managed-slicers/slicer-fixtures.test-support.js';
@@ -18,14 +19,14 @@ describe('playline slicers rotate-key (the CLI over a running server)', () => {
   let url: string;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    clock = new FakeClock(Date.now());
+    clock = new FakeClock(Date.now(), { followRealTime: true });
     t = await createTestApp({ clock, env: { PLAYLINE_SLICER_PROVISION_MS: '2000', PLAYLINE_REGIONS: 'eu-central-1' } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(() => t.close());
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'slicers', ...args, '--base-url', url, '--owner', t.workspace.id], {
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'slicers', ...args, '--base-url', url, '--owner', t.workspace.id], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });
@@ -81,7 +82,7 @@ describe('playline slicers rotate-key (the CLI over a running server)', () => {
   });
 
   test('--help says what a rotation does', async () => {
-    const help = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'slicers', 'rotate-key', '--help'], { cwd: root });
+    const help = await run(process.execPath, [await sharedPlaylineBin(), 'slicers', 'rotate-key', '--help'], { cwd: root });
     assert.match(help.stdout, /Usage: playline slicers rotate-key \[options\] <id>/);
     assert.match(help.stdout, /disconnecting an encoder that uses the old one/);
     assert.match(help.stdout, /SRT passphrase, RIST secret, RTMP stream name, hls push/);

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, settings, type Config, type ConfigKey } from '../platform/config.js';
-import { SQLITE_FILE } from '../platform/db/database.js';
-import { createRuntime, type Runtime, type RuntimeOverrides } from '../runtime.js';
+import { SQLITE_FILE } from '../platform/db/sqlite-file.js';
+import type { Runtime, RuntimeOverrides } from '../runtime.js';
 
 const camel = (flag: string) => flag.replace(/^--/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
@@ -51,6 +51,9 @@ export function requirePlaylineData(config: Config): void {
 export async function withRuntime<T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>, options: DataCommandOptions = {}): Promise<T> {
   const config = configFrom(opts);
   if (options.mayCreate !== true) requirePlaylineData(config);
+  // Loaded here, not at the top: every `playline` command imports this file, and the runtime (the
+  // database drivers, every module's services) is most of the CLI's start-up time.
+  const { createRuntime } = await import('../runtime.js');
   const runtime = await createRuntime(config, options.overrides);
   try {
     return await fn(runtime);

@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { FakeClock } from '../platform/clock.js';
 import { slicerBody } from '../modules/managed-slicers/slicer-fixtures.test-support.js';
 import type { WorkspaceUsageView } from '../modules/workspaces/workspace-usage.schema.js';
@@ -17,13 +18,13 @@ describe('playline usage (the CLI over a running server)', () => {
   let url: string;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    t = await createTestApp({ clock: new FakeClock(Date.now()), start: false, env: { PLAYLINE_REGIONS: 'eu-central-1', PLAYLINE_QUOTA_SLICERS: '5', PLAYLINE_QUOTA_STORAGE_BYTES: String(3 * 1024 ** 3) } });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), start: false, env: { PLAYLINE_REGIONS: 'eu-central-1', PLAYLINE_QUOTA_SLICERS: '5', PLAYLINE_QUOTA_STORAGE_BYTES: String(3 * 1024 ** 3) } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(() => t.close());
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'usage', ...args, '--base-url', url, '--owner', t.workspace.id], { cwd: root, env: { ...process.env, PLAYLINE_API_KEY: t.key.secret } });
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'usage', ...args, '--base-url', url, '--owner', t.workspace.id], { cwd: root, env: { ...process.env, PLAYLINE_API_KEY: t.key.secret } });
 
   test('prints each quota with used, limit and share; --json the API answer (the SDK\'s workspace.usage())', async () => {
     await t.client.managedSlicers.create(slicerBody('one'));

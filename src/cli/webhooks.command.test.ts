@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { eventually } from '../../test/helpers/eventually.js';
 import { FakeClock } from '../platform/clock.js';
 import { startLocalReceiver, type LocalReceiver } from '../platform/outbound/testing/local-receiver.js';
@@ -18,7 +19,7 @@ describe('playline webhooks (the CLI over a running server)', () => {
   let receiver: LocalReceiver;
   before(async () => {
     // The CLI signs with the real time: the server's fake clock starts at it.
-    t = await createTestApp({ clock: new FakeClock(Date.now()), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
+    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
     receiver = await startLocalReceiver({ kind: 'status', status: 500 }, { hangLimitMs: 10_000 });
   });
@@ -27,13 +28,13 @@ describe('playline webhooks (the CLI over a running server)', () => {
     await receiver.close();
   });
 
-  const cli = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'webhooks', ...args, '--base-url', url, '--owner', t.workspace.id], {
+  const cli = async (...args: string[]) =>
+    run(process.execPath, [await sharedPlaylineBin(), 'webhooks', ...args, '--base-url', url, '--owner', t.workspace.id], {
       cwd: root,
       env: { ...process.env, PLAYLINE_API_KEY: t.key.secret },
     });
 
-  test('create (secret once), list, update, attempts, resend (exit 1 unless 200), delete; bad event types refused before any call', { timeout: 120_000 }, async () => {
+  test('create (secret once), list, update, attempts, resend (exit 1 unless 200), delete; bad event types refused before any call', { timeout: 600_000 }, async () => {
     const created = JSON.parse((await cli('create', '--url', receiver.url, '--events', 'live.started,live.ended', '--description', 'ops', '--json')).stdout) as SubscriptionWithSecretView;
     assert.match(created.signing_secret, /^whsec_/);
     const listed = await cli('list');

@@ -12,6 +12,7 @@ import { artifactsDir, browserSkip, desktopBrowser, missingTools } from '../help
 import { eventually } from '../helpers/eventually.js';
 import { makeClip } from '../helpers/media.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * The dashboard's Library view and the slicers' live preview in Chromium against the real server
@@ -26,8 +27,9 @@ const missing = missingTools(tools);
 const skip = browserSkip(tools);
 const artifacts = artifactsDir();
 const WAIT = { timeout: 60_000 };
-// Slicer ports of this file's own (29000-31990): below the kernel's ephemeral range and apart from the other live suites.
-const PORT_BASE = 29000 + (process.pid % 300) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 
 /** The value `read` gives once `good` accepts it (read every 200 ms: each read is a round trip to the browser). */
 async function until<T>(read: () => Promise<T>, good: (value: T) => boolean, what: string, deadlineMs = 30_000): Promise<T> {

@@ -13,6 +13,7 @@ import { mediaRootOf } from '../../src/platform/media/media-root.js';
 import { browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * Issue 30 parts 2 and 3 with real media: an SRT test pattern pushed for ~20 s, cut for 3 s, pushed
@@ -22,8 +23,9 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
  */
 const missing = missingTools(['/usr/bin/ffmpeg']);
 const skip = browserSkip(['/usr/bin/ffmpeg']);
-// Apart from the other slicer suites' ranges.
-const PORT_BASE = 31000 - 10 - (process.pid % 50) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 
 describe('live DVR window and encoder reconnect: one event, one discontinuity, hls.js plays across the gap and seeks back', { skip, timeout: 180_000 }, () => {
   let t: TestApp;

@@ -11,6 +11,7 @@ import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbo
 import { browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * Issue 30, acceptance 1: an SRT test pattern pushed to a slicer for 12 s, the encoder cut for
@@ -21,8 +22,9 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
  */
 const missing = missingTools(['/usr/bin/ffmpeg']);
 const skip = browserSkip(['/usr/bin/ffmpeg']);
-// Apart from the other slicer suites' ranges, below the kernel's ephemeral ports.
-const PORT_BASE = 32000 + (process.pid % 70) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 const GRACE_MS = 8000;
 
 describe('a live event recorded into the library: one asset across an encoder cut, ready in seconds, played to the end', { skip, timeout: 240_000 }, () => {

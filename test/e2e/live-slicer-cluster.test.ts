@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { mediaToolsSkip } from '../helpers/media.js';
 import { clusterFixture, pollUntil } from '../helpers/cluster.js';
 import type { ServerProcess } from '../helpers/server-process.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * Cluster mode with real slicers: two instances on one PostgreSQL and Redis and one media
@@ -13,8 +14,9 @@ import type { ServerProcess } from '../helpers/server-process.js';
  * created it, the other shows its live state; when that instance is killed with -9 the other
  * takes the slicer over, ends the orphaned ffmpeg, runs its own, and the ingest URL names it.
  */
-// Below the kernel's ephemeral range (32768-60999): no client socket of another test can hold these ports.
-const PORT_BASE = 26000 + (process.pid % 300) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 const toolsProblem = await mediaToolsSkip();
 const fx = await clusterFixture({
   env: {

@@ -15,6 +15,7 @@ import { eventually } from '../helpers/eventually.js';
 import { exitedWithin, freePort, receiverListening, startReceiver, videoSeconds } from '../helpers/media-receiver.js';
 import { artifactsDir, browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * A real slicer through the real server: a generated test pattern pushed over SRT to the
@@ -27,9 +28,9 @@ const missing = missingTools(['/usr/bin/ffmpeg']);
 const skip = browserSkip(['/usr/bin/ffmpeg']);
 const artifacts = artifactsDir();
 const WAIT = { timeout: 60_000 };
-// A port range of its own (20000-60000), so parallel suites do not meet.
-// Below the kernel's ephemeral range (32768-60999): no client socket of another test can hold these ports.
-const PORT_BASE = 23000 + (process.pid % 300) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 
 /** `pid` runs (and is no zombie). */
 const runs = (pid: number): boolean => {

@@ -15,6 +15,7 @@ import { mediaRootOf } from '../../src/platform/media/media-root.js';
 import { browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * Issue 29, acceptance 2: an LL-HLS live slicer (the default) plays in stock hls.js with
@@ -24,8 +25,9 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
 const missing = missingTools(['/usr/bin/ffmpeg']);
 const skip = browserSkip(['/usr/bin/ffmpeg']);
 const run = promisify(execFile);
-// Apart from the other slicer suites' ranges.
-const PORT_BASE = 32000 - 10 - (process.pid % 50) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 
 describe('LL-HLS live slicer: hls.js lowLatencyMode, hls-parser, blocking reload, ffmpeg', { skip, timeout: 180_000 }, () => {
   let t: TestApp;

@@ -8,6 +8,7 @@ import { eventually } from '../helpers/eventually.js';
 import { mediaToolsSkip } from '../helpers/media.js';
 import { playline } from '../helpers/cli.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * A server only ever ends processes it started and takes no port another holds (security review,
@@ -17,7 +18,9 @@ import { bootstrapCredentials, startServerProcess, type ServerProcess } from '..
  * the restored copy ended it through the process markers it had copied, then took its port.
  */
 const skip = await mediaToolsSkip();
-const PORT = 27_500 + (process.pid % 50) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT = await portBlock(10);
 
 /** The pids of the processes whose command line names `text` (Linux /proc). */
 const pidsNaming = (text: string): number[] =>

@@ -18,6 +18,7 @@ import { eventually } from '../helpers/eventually.js';
 import { mediaProblems, multivariantProblems, parseMedia, parseMultivariant, reloadProblems } from '../helpers/hls-rules.js';
 import { encodeOnce } from '../helpers/media.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { portBlock } from '../helpers/ports.js';
 
 /**
  * Issue 27 "Plays right in every player": what the edge serves, read by real players. For VOD,
@@ -31,8 +32,9 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
 const missing = missingTools(['/usr/bin/ffmpeg']);
 const skip = browserSkip(['/usr/bin/ffmpeg']);
 const run = promisify(execFile);
-// Below the kernel's ephemeral range (32768-60999), apart from the other slicer suites' ranges (23000-31999).
-const PORT_BASE = 20000 + (process.pid % 290) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT_BASE = await portBlock(10);
 
 type Ingest = 'srt' | 'rist' | 'hls';
 const LIVE_CASES: ReadonlyArray<{ name: string; ingest: Ingest; profile: OutputProfile }> = [

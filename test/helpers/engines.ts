@@ -9,12 +9,19 @@ import { migrations } from '../../src/migrations.js';
 export const requireServices = process.env.PLAYLINE_REQUIRE_SERVICES === '1';
 export const testDatabaseUrl = process.env.PLAYLINE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/**
+ * How long a service probe (PostgreSQL connect, Redis PING) may take: a hang guard, not a speed
+ * check. A service that is not running refuses at once (ECONNREFUSED), so the bound costs nothing
+ * then; a running one on a loaded machine took more than the old 10 s and voided whole files.
+ */
+export const serviceProbeMs = Number(process.env.PLAYLINE_TEST_PROBE_MS ?? 120_000);
+
 let postgresReachable: Promise<string | null> | undefined;
 
 /** Null when PostgreSQL answers; otherwise why not. */
 export function postgresProblem(): Promise<string | null> {
   postgresReachable ??= (async () => {
-    const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 10_000 });
+    const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: serviceProbeMs });
     try {
       await client.connect();
       await client.query('select 1');

@@ -1,17 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { requireServices } from './engines.js';
+import { requireServices, serviceProbeMs } from './engines.js';
 
 /** The shared Redis of the test machine (DB 0). Tests isolate themselves by key prefix. */
 export const testRedisUrl = process.env.PLAYLINE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
  * A Redis database index only one test file may use, for tests that must FLUSHALL/FLUSHDB
- * (never flush the shared DB 0). Each index is owned by one file; see where they are used.
+ * (never flush the shared DB 0). Each index is owned by one file; see where they are used. Two
+ * checkouts testing against one Redis at once give each a Redis of its own (PLAYLINE_TEST_REDIS_URL)
+ * or move the dedicated indexes apart with PLAYLINE_TEST_REDIS_DB_OFFSET (added to the index).
  */
 export const dedicatedRedisUrl = (db: number): string => {
   const url = new URL(testRedisUrl);
-  url.pathname = `/${db}`;
+  url.pathname = `/${db + Number(process.env.PLAYLINE_TEST_REDIS_DB_OFFSET ?? 0)}`;
   return url.toString();
 };
 
@@ -20,7 +22,7 @@ let reachable: Promise<string | null> | undefined;
 /** Null when Redis answers PING; otherwise why not. */
 export function redisProblem(): Promise<string | null> {
   reachable ??= (async () => {
-    const client = new Redis(testRedisUrl, { lazyConnect: true, connectTimeout: 10_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis(testRedisUrl, { lazyConnect: true, connectTimeout: serviceProbeMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => undefined);
     try {
       await client.connect();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
+import { systemClock } from '../../src/platform/clock.js';
 import { signV4 } from '../../src/platform/auth/v4-signature.js';
 
 /**
@@ -68,7 +69,10 @@ describe('slow clients are cut; one client network cannot hold every connection'
   let t: TestApp;
   let port: number;
   before(async () => {
+    // The system clock: the body deadline runs on the runtime clock, and these real sockets are
+    // cut by it in real time (a FakeClock would hold the deadline until advanced).
     t = await createTestApp({
+      clock: systemClock,
       env: {
         PLAYLINE_HEADERS_TIMEOUT_MS: '200',
         PLAYLINE_REQUEST_TIMEOUT_MS: '400',

@@ -1,4 +1,6 @@
+import { noOperationalEvents } from '../../platform/operational-events.js';
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '../../../test/helpers/eventually.js';
 import assert from 'node:assert/strict';
 import { playline } from '../../../test/helpers/cli.js';
 import { openSqliteForTest, type TestStorage } from '../../../test/helpers/engines.js';
@@ -7,7 +9,7 @@ import { ConfigError, loadConfig } from '../../platform/config.js';
 import { Metrics } from '../../platform/http/metrics.js';
 import { sequentialIds } from '../../platform/ids.js';
 import type { MediaTools } from '../../platform/media/media-tools.js';
-import { createAssets } from './assets.module.js';
+import { createAssets, type AssetsDeps } from './assets.module.js';
 import { createQuotas } from '../../platform/quota/quotas.js';
 
 const found: MediaTools = { available: true, ffmpeg: 'ffmpeg', ffprobe: 'ffprobe', ffmpegVersion: '5.1', ffprobeVersion: '5.1' };
@@ -21,7 +23,7 @@ describe('asset library start-up', () => {
   });
   after(() => s.cleanup());
 
-  const assetsWith = (mode: 'embedded' | 'cluster', tools: MediaTools, env: Record<string, string> = {}, config = loadConfig({ PLAYLINE_DATA_DIR: s.dataDir, ...env })) =>
+  const assetsWith = (mode: 'embedded' | 'cluster', tools: MediaTools, env: Record<string, string> = {}, config = loadConfig({ PLAYLINE_DATA_DIR: s.dataDir, ...env }), onMediaTools: AssetsDeps['onMediaTools'] = () => undefined) =>
     createAssets({
       config,
       mode,
@@ -32,6 +34,8 @@ describe('asset library start-up', () => {
       log: silent,
       mediaTools: () => tools,
       quotas: createQuotas({ db: s.storage.db, clock: new FakeClock(), config, mode, registry: new Metrics().registry }),
+      events: noOperationalEvents,
+      onMediaTools,
     });
 
   test('cluster mode with ffmpeg present refuses to start without PLAYLINE_MEDIA_DIR, naming the setting', async () => {
@@ -63,6 +67,20 @@ describe('asset library start-up', () => {
     assert.throws(() => assets.service.assertAvailable(), /still being looked for/, 'unavailable until start-up looked');
     await assets.work.start();
     assert.equal(assets.files.root, `${s.dataDir}/media`);
+    assert.doesNotThrow(() => assets.service.assertAvailable());
+    await assets.work.stop();
+  });
+
+  test('tools missing at start-up but found by a later look: the library becomes available without a restart', async () => {
+    let tell: ((tools: MediaTools & { available: true }) => void) | undefined;
+    const assets = assetsWith('embedded', missing, {}, undefined, (listener) => {
+      tell = listener;
+    });
+    await assets.work.start();
+    assert.throws(() => assets.service.assertAvailable(), /ffmpeg not found/);
+    assert.ok(tell, 'the library listens for a later look');
+    if (found.available) tell(found);
+    await eventually(() => assets.tools()?.available === true, 'the library started once told');
     assert.doesNotThrow(() => assets.service.assertAvailable());
     await assets.work.stop();
   });

@@ -7,7 +7,7 @@ import type { Storage } from '../../platform/db/database.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import type { MediaTools } from '../../platform/media/media-tools.js';
+import type { MediaTools, MediaToolsLookup } from '../../platform/media/media-tools.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import { AssetFiles } from './asset-files.js';
 import { FfmpegPackager, packagingLimitsOf, type AssetPackager } from './asset-packager.js';
@@ -30,12 +30,18 @@ export interface AssetsDeps {
   log: RunnerLog & { info(obj: object, msg: string): void };
   /** ffmpeg and ffprobe as the runtime found them at start-up (undefined before). */
   mediaTools: () => MediaTools | undefined;
-  /** Replaces the ffmpeg packager (tests of the job lifecycle). */
-  packager?: AssetPackager;
+  /** Tells the library when a later look finds the tools the start-up look did not (a slow or busy start). */
+  onMediaTools: MediaToolsLookup['onFound'];
   /** The workspaces' quotas: the library's bytes count in the storage quota, its assets in the asset quota. */
   quotas: Quotas;
-  /** Operational events (asset.ready, asset.failed) for webhooks. */
-  events?: OperationalEventSink;
+  /** Operational events (asset.ready, asset.failed) for webhooks; `noOperationalEvents` where none are wanted. */
+  events: OperationalEventSink;
+}
+
+/** Test seams, kept apart from the production wiring above. */
+export interface AssetsOverrides {
+  /** Replaces the ffmpeg packager (tests of the job lifecycle). */
+  packager?: AssetPackager;
 }
 
 export interface Assets {
@@ -53,7 +59,7 @@ export interface Assets {
 const STALE_UPLOAD_MS = 60 * 60 * 1000;
 
 /** Wires the asset library: media directory, repository, packager, runner, service, metrics. */
-export function createAssets(deps: AssetsDeps): Assets {
+export function createAssets(deps: AssetsDeps, overrides: AssetsOverrides = {}): Assets {
   const { config, clock, ids, storage } = deps;
   const embedded = deps.mode === 'embedded';
   const { log } = deps;
@@ -62,7 +68,7 @@ export function createAssets(deps: AssetsDeps): Assets {
   const files = new AssetFiles(mediaRootOf(config));
   const repository = new AssetRepository(storage.db);
   let tools: MediaTools | undefined;
-  let packager: AssetPackager | undefined = deps.packager;
+  let packager: AssetPackager | undefined = overrides.packager;
 
   const metrics = registerAssetMetrics(deps.metrics.registry, { counts: (now) => repository.counts(now), runningHere: () => runner.runningCount() }, clock);
   const runner: PackagingRunner = new PackagingRunner({
@@ -85,7 +91,7 @@ export function createAssets(deps: AssetsDeps): Assets {
     concurrency: config.packagingConcurrency,
     leaseMs: config.packagingLeaseMs,
     onFailed: () => metrics.failed(),
-    ...(deps.events ? { events: deps.events } : {}),
+    events: deps.events,
   });
   const { quotas } = deps;
   quotas.storage.addSource({ name: 'assets', bytes: assetStoredBytes });
@@ -104,8 +110,16 @@ export function createAssets(deps: AssetsDeps): Assets {
     if (found === undefined) throw new Error('the asset library started before the media tools were looked for');
     if (!found.available) {
       tools = found;
+      // Found later (looked for again in the background): the library starts then, without a restart.
+      deps.onMediaTools((later) => {
+        if (stopped || tools?.available) return;
+        void startWith(later).catch((err: unknown) => log.error({ err }, 'the asset library could not start once the media tools were found'));
+      });
       return;
     }
+    await startWith(found);
+  };
+  const startWith = async (found: MediaTools & { available: true }): Promise<void> => {
     if (!embedded && config.mediaDir === undefined) {
       throw new ConfigError(
         'Cluster mode with ffmpeg present needs PLAYLINE_MEDIA_DIR (--media-dir): one media directory shared by every instance ' +
@@ -121,7 +135,18 @@ export function createAssets(deps: AssetsDeps): Assets {
     await runner.start();
   };
 
-  const work: BackgroundWork = { name: 'asset packaging', start, stop: () => runner.stop() };
+  let stopped = false;
+  const work: BackgroundWork = {
+    name: 'asset packaging',
+    start: () => {
+      stopped = false;
+      return start();
+    },
+    stop: () => {
+      stopped = true;
+      return runner.stop();
+    },
+  };
   return {
     service,
     runner,

@@ -10,19 +10,23 @@ import type { LocalReceiver } from '../../platform/outbound/testing/local-receiv
 
 // Every address here is loopback (the allow-list admits 127.0.0.1 only), so the thread's own DNS is never asked.
 const request: CallbackRequest = { body: '{"owner":"ws1","code":404}', headers: { 'webhook-id': 'msg_1', 'webhook-signature': 'v1,abc' } };
-const opts = { timeout: 20_000 };
+// A hang guard, not a speed check. No test here needs the delivery timeout to fire (the thread runs
+// on the system clock, which a test cannot drive): it is far beyond any wait, so a loaded machine
+// never turns a 200 into a timeout, nor a held request into a timeout before the test ends it.
+const opts = { timeout: 300_000 };
+const TIMEOUT_MS = 600_000;
 
 let receiver: LocalReceiver;
 const errors: string[] = [];
 const newSender = () =>
-  new ThreadedCallbackSender({ allowList: '127.0.0.1/32', timeoutMs: 2_000, connectionsPerEndpoint: 4, onError: (message) => errors.push(message) });
+  new ThreadedCallbackSender({ allowList: '127.0.0.1/32', timeoutMs: TIMEOUT_MS, connectionsPerEndpoint: 4, onError: (message) => errors.push(message) });
 let sender: ThreadedCallbackSender;
 
 /** The thread behind a sender, reached past its privacy to stop it as a crash would. */
 const threadOf = (s: ThreadedCallbackSender): Worker | undefined => (s as unknown as { worker: Worker | undefined }).worker;
 
 before(async () => {
-  receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
+  receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: TIMEOUT_MS });
   sender = newSender();
 });
 
@@ -93,7 +97,7 @@ test('the thread sends its next answer message only once the main thread has rea
     Atomics.add(read, 0, 1);
     Atomics.notify(read, 0);
   };
-  const start: CallbackSenderStart = { allowList: '127.0.0.1/32', timeoutMs: 2_000, connectionsPerEndpoint: 1, answersRead };
+  const start: CallbackSenderStart = { allowList: '127.0.0.1/32', timeoutMs: TIMEOUT_MS, connectionsPerEndpoint: 1, answersRead };
   const thread = startWorker(import.meta.url, 'callback-sender.worker', { workerData: start });
   const answers = answerMessages(thread);
   try {

@@ -38,6 +38,11 @@ export interface ErrorReportingDeps {
   log: Pick<Logger, 'warn' | 'error'>;
   /** The one way out of the process (platform/net/outbound.ts): the guard and DNS pinning are inside. */
   outbound: Outbound;
+  /**
+   * Cluster mode: settings changes and endpoint pauses reach the other instances at once over
+   * `link`, and the database check (the slow safety net) runs every `pollMs`. Undefined when embedded.
+   */
+  cluster: { link: CallbackClusterLink; pollMs: number } | undefined;
 }
 
 /** Cluster mode's link between instances (callback-link.ts): changes travel at once. */
@@ -56,9 +61,8 @@ export interface CallbackClusterLink {
   }): Promise<void>;
 }
 
+/** Test seams, kept apart from the production wiring (ErrorReportingDeps). */
 export interface ErrorReportingOverrides {
-  /** Cluster mode: settings changes and endpoint pauses reach the other instances at once. */
-  cluster?: CallbackClusterLink;
   /** Settings check interval for changes made by other instances. Default 500 ms. */
   pollMs?: number;
   onError?: (error: unknown) => void;
@@ -84,6 +88,8 @@ export interface ErrorReporting {
 export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorReportingOverrides = {}): ErrorReporting {
   const { config, clock, ids, box } = deps;
   const db = deps.storage.db;
+  const link = deps.cluster?.link;
+  const pollMs = overrides.pollMs ?? deps.cluster?.pollMs;
   const client = new CallbackClient({
     outbound: deps.outbound,
     clock,
@@ -132,7 +138,7 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     // Dropped reports are logged too (outcome `dropped`), within the log's queue and write rate.
     onDrop: (owner, dropped) => void deliveryLog.recordDropped(owner, dropped),
     onError,
-    ...(overrides.cluster ? { onPause: overrides.cluster.paused.bind(overrides.cluster), onResume: overrides.cluster.resumed.bind(overrides.cluster) } : {}),
+    ...(link ? { onPause: link.paused.bind(link), onResume: link.resumed.bind(link) } : {}),
   });
   observe = registerErrorReportingMetrics(deps.metrics.registry, dispatcher, () => deliveryLog.stats()).observe;
   const routeSync = new CallbackRouteSync({
@@ -140,10 +146,9 @@ export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorR
     box,
     clock,
     dispatcher,
-    ...(overrides.pollMs !== undefined ? { pollMs: overrides.pollMs } : {}),
+    ...(pollMs !== undefined ? { pollMs } : {}),
     onError: overrides.onError ?? ((err: unknown) => deps.log.warn({ err }, 'Error Reporting settings check failed (callbacks keep their last known settings)')),
   });
-  const link = overrides.cluster;
   const routes = link
     ? {
         apply(settings: CallbackSettings) {

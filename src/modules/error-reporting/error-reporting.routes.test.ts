@@ -174,8 +174,12 @@ describe('error events against a hanging receiver', () => {
   let hanging: LocalReceiver;
 
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_QUEUE: '1000' } });
-    hanging = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
+    // The accounting below holds only while no attempt ends. The attempt timeout runs on the test
+    // app's fake clock, so it never fires here; the client's real-time backstop (twice the timeout,
+    // so the longest setting: 120 s) and the receiver's own hang limit are far beyond the run, which
+    // took more than 5 s at a load of 30 (539,988 != 1,000,000 with the 5 s default).
+    t = await createTestApp({ env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_QUEUE: '1000', PLAYLINE_CALLBACK_TIMEOUT_MS: '60000' } });
+    hanging = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 600_000 });
     await t.client.errorReporting.putSettings({ callback_url: hanging.url });
     hanging.setBehaviour({ kind: 'hang' });
   });
@@ -184,7 +188,7 @@ describe('error events against a hanging receiver', () => {
     await hanging.close();
   });
 
-  test('1,000,000 error events (100,000 through the ingest API): all accepted, queues stay bounded', { timeout: 20_000 }, async () => {
+  test('1,000,000 error events (100,000 through the ingest API): all accepted, queues stay bounded', { timeout: 600_000 }, async () => {
     const event: PlaybackErrorReport = {
       owner: t.workspace.id,
       url: 'https://edge.example.com/play/a.m3u8',

@@ -10,14 +10,16 @@ import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
 import { liveDir } from '../../platform/media/media-layout.js';
 import type { ManagedSlicerTaskView } from './managed-slicers.schema.js';
+import { portBlock } from '../../../test/helpers/ports.js';
 
 /**
  * Slicer tasks carried out by the ffmpeg provisioner, through the API: each task's state follows
  * what really happened to the ffmpeg process and its port.
  */
 const skip = await mediaToolsSkip();
-// Below the kernel's ephemeral range (32768-60999): no client socket of another test can hold these ports.
-const PORT = 29000 + (process.pid % 300) * 10;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT = await portBlock(10);
 
 describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
   let t: TestApp;

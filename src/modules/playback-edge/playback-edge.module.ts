@@ -48,9 +48,9 @@ export interface PlaybackEdgeDeps {
   signingKeys: SigningKeyLoader;
   /** The statistics ingest (the one behind POST /monitoring/events): playback events go there. */
   ingest: EventIngest;
-  metrics?: { registry: Registry };
-  /** Cluster mode: the deployment's Redis and key prefix; single-use claims live there, shared by every instance. */
-  cluster?: { redis: Redis; prefix: string };
+  metrics: { registry: Registry };
+  /** Cluster mode: the deployment's Redis and key prefix; single-use claims live there, shared by every instance. Undefined when embedded. */
+  cluster: { redis: Redis; prefix: string } | undefined;
 }
 
 /** Ports with side effects, replaced by fakes in tests. */
@@ -253,6 +253,6 @@ export function createPlaybackEdge(deps: PlaybackEdgeDeps, overrides: PlaybackEd
     workspaceData: [{ name: 'playback_catalog', deleteRows: deleteWorkspaceRows, forget: async (owner) => directory.invalidate(owner) }],
   };
   const edge: PlaybackEdge = { service, sessions, library, catalog, directory, drm, events, pbsGuard, drmSignatures, outcomes, sessionOutcomes, refusalLimit, work, parts };
-  if (deps.metrics) registerMetrics(deps.metrics.registry, edge, memoryGuards);
+  registerMetrics(deps.metrics.registry, edge, memoryGuards);
   return edge;
 }

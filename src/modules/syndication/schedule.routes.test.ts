@@ -2,6 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PlaylineApiError } from '../../client/index.js';
 import { outboundOf } from '../../platform/net/outbound.js';
+import { Registry } from 'prom-client';
+import { noOperationalEvents } from '../../platform/operational-events.js';
 import { createSyndicationModule } from './syndication.module.js';
 import { createSyndicationTestApp, type SyndicationTestApp } from './syndication.test-support.js';
 
@@ -61,9 +63,13 @@ describe('publishing schedule routes', () => {
       config: s.t.runtime.config,
       outbound: outboundOf(s.t.runtime.config, s.clock),
       log: s.t.runtime.log,
-      publisher: { start: async () => ({ ok: false, reason: 'no capacity in region' }), stop: async () => undefined },
+      registry: new Registry(),
+      resumeOnStart: false,
+      cluster: undefined,
+      ffmpeg: () => undefined,
       quotas: s.t.runtime.quotas,
-    });
+      events: noOperationalEvents,
+    }, { publisher: { start: async () => ({ ok: false, reason: 'no capacity in region' }), stop: async () => undefined } });
     const target = await newTarget();
     const schedule = await newSchedule(target.id);
     const started = await failing.schedules.act(s.t.workspace.id, schedule.id, 'start');

@@ -56,26 +56,32 @@ export interface SyndicationModuleDeps {
    */
   outbound: Outbound;
   log: Logger;
-  registry?: Registry;
+  registry: Registry;
   /** Resume the pushes of started schedules when work starts (embedded mode: one instance owns every push). */
-  resumeOnStart?: boolean;
+  resumeOnStart: boolean;
   /**
    * Cluster mode: this instance's id (recorded on the schedules whose push it runs) and the
    * membership, whose dead-instance takeover gives a dead instance's pushes to a survivor.
+   * Undefined when embedded.
    */
-  cluster?: { instanceId: string; membership: Pick<Membership, 'onDead'> };
+  cluster: { instanceId: string; membership: Pick<Membership, 'onDead'> } | undefined;
   /** The ffmpeg executable once found (the runtime looks for it at start), else undefined. */
-  ffmpeg?: () => string | undefined;
+  ffmpeg: () => string | undefined;
+  /** The workspaces' quotas: targets, schedules and started schedules (pushes) per workspace. */
+  quotas: Quotas;
+  /** Operational events (publishing.active, publishing.error) for webhooks; `noOperationalEvents` where none are wanted. */
+  events: OperationalEventSink;
+}
+
+/** Test seams, kept apart from the production wiring above. */
+export interface SyndicationOverrides {
+  /** Replaces the push runner (tests: one that fails, or records). */
   publisher?: Publisher;
   /** Extra trust roots for the rtmps/https target test (tests). */
   probeCa?: string;
-  /** The workspaces' quotas: targets, schedules and started schedules (pushes) per workspace. */
-  quotas: Quotas;
-  /** Operational events (publishing.active, publishing.error) for webhooks. */
-  events?: OperationalEventSink;
 }
 
-export function createSyndicationModule(deps: SyndicationModuleDeps): SyndicationModule {
+export function createSyndicationModule(deps: SyndicationModuleDeps, overrides: SyndicationOverrides = {}): SyndicationModule {
   const db = deps.db.withTables<SyndicationTables>();
   const { clock, ids, config } = deps;
   const targets = new TargetService({
@@ -83,14 +89,14 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     box: deps.box,
     clock,
     ids,
-    probe: { outbound: deps.outbound, timeoutMs: 5000, ...(deps.probeCa ? { ca: deps.probeCa } : {}) },
+    probe: { outbound: deps.outbound, timeoutMs: 5000, ...(overrides.probeCa ? { ca: overrides.probeCa } : {}) },
     maxTargets: deps.quotas.limits.targets,
   });
   const regions = listSetting(config.regions);
   const pushes: FfmpegPublisher | undefined =
-    deps.publisher === undefined && config.publisher === 'ffmpeg'
+    overrides.publisher === undefined && config.publisher === 'ffmpeg'
       ? new FfmpegPublisher({
-          ffmpeg: deps.ffmpeg ?? (() => undefined),
+          ffmpeg: deps.ffmpeg,
           mediaRoot: mediaRootOf(config),
           markerDir: join(config.dataDir, 'publishing'),
           clock,
@@ -99,8 +105,8 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
           ingest: parsePlatformIngest(config.platformIngest),
           report: (report) => void schedules.applyPushReport(report.workspaceId, report.scheduleId, report),
           wanted: (job): Promise<boolean> => schedules.stillPublishing(job.workspaceId, job.scheduleId, job.targetId),
-          ...(deps.registry ? { registry: deps.registry } : {}),
-          ...(deps.probeCa ? { ca: deps.probeCa } : {}),
+          registry: deps.registry,
+          ...(overrides.probeCa ? { ca: overrides.probeCa } : {}),
           stallMs: config.publishStallMs,
           restart: restartSettingsOf(config),
           run: memoryLimitedRunner(mediaMemoryLimitBytesOf(config)),
@@ -112,12 +118,12 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     clock,
     ids,
     targets,
-    publisher: deps.publisher ?? pushes ?? simulatedPublisher,
+    publisher: overrides.publisher ?? pushes ?? simulatedPublisher,
     regions,
     pullBaseUrl: `http://${pullHost.includes(':') ? `[${pullHost}]` : pullHost}:${config.port}`,
     ...(deps.cluster ? { instanceId: deps.cluster.instanceId } : {}),
     quota: { schedules: deps.quotas.limits.schedules, activePushes: deps.quotas.limits.active_pushes },
-    ...(deps.events ? { events: deps.events } : {}),
+    events: deps.events,
   });
   deps.quotas.usage.register({
     name: 'publishing',

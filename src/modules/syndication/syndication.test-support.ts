@@ -2,7 +2,7 @@ import type { PlaylineClient } from '../../client/index.js';
 import { FakeClock } from '../../platform/clock.js';
 import type { App } from '../../platform/http/types.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
-import type { SyndicationModule, SyndicationModuleDeps } from './syndication.module.js';
+import type { SyndicationModule, SyndicationOverrides } from './syndication.module.js';
 import type { SyndicationApi } from '../../client/syndication.js';
 
 /** A test app (the real buildApp) with the publishing API; its log lines are captured in `logs`. */
@@ -22,7 +22,7 @@ export interface SyndicationTestApp {
 export interface SyndicationTestOptions {
   env?: Record<string, string>;
   /** Replaces the module's side effects (publisher, extra trust roots). */
-  module?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'probeCa'>>;
+  module?: SyndicationOverrides;
 }
 
 export async function createSyndicationTestApp(options: SyndicationTestOptions = {}): Promise<SyndicationTestApp> {

@@ -10,14 +10,16 @@ import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { systemClock } from '../../platform/clock.js';
 import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import { portBlock } from '../../../test/helpers/ports.js';
 
 /**
  * live.started and live.ended from a real slicer: a test pattern pushed over SRT to an ffmpeg
  * slicer, then cut; both events reach a local receiver and verify with the standardwebhooks library.
  */
 const skip = await mediaToolsSkip();
-// Below the kernel's ephemeral range (32768-60999): no client socket of another test can hold these ports.
-const PORT = 29500 + (process.pid % 300) * 2;
+// Ingest ports: a free block of the test port window (test/helpers/ports.ts, PLAYLINE_TEST_PORT_BASE),
+// below the kernel's ephemeral range, so no client socket of another test holds them.
+const PORT = await portBlock(2);
 
 describe('live events from a real slicer (SRT, ffmpeg)', { skip, timeout: 120_000 }, () => {
   let t: TestApp;

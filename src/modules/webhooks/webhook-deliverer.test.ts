@@ -19,8 +19,8 @@ const settings = { outboundAllowlist: '', webhookMaxSubscriptions: 20, webhookMa
 const webhooksOn = (s: TestStorage, o: { clock: Clock; mode: 'embedded' | 'cluster'; resolver?: HostResolver; transport?: CallbackTransport }): Webhooks =>
   createWebhooks({
     config: settings, mode: o.mode, clock: o.clock, ids: randomIds, storage: s.storage, box, metrics: { registry: new Registry() }, log: silent,
-    outbound: outboundOf(settings, o.clock, o.resolver), ...(o.transport ? { transport: o.transport } : {}),
-  });
+    outbound: outboundOf(settings, o.clock, o.resolver),
+  }, { ...(o.transport ? { transport: o.transport } : {}) });
 
 const workspace = async (s: TestStorage, id: string) => {
   await s.storage.db.insertInto('workspaces').values({ id, name: id, created_at: 0 }).execute();

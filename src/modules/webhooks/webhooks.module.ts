@@ -29,6 +29,10 @@ export interface WebhooksDeps {
   log: RunnerLog;
   /** The one way out of the process (platform/net/outbound.ts): the guard and DNS pinning are inside. */
   outbound: Outbound;
+}
+
+/** Test seams, kept apart from the production wiring above. */
+export interface WebhooksOverrides {
   /** Replaces the HTTP client (tests). */
   transport?: CallbackTransport;
 }
@@ -43,13 +47,13 @@ export interface Webhooks {
 }
 
 /** Builds the webhooks module: the retried delivery policy over the shared delivery client (platform/outbound). */
-export function createWebhooks(deps: WebhooksDeps): Webhooks {
+export function createWebhooks(deps: WebhooksDeps, overrides: WebhooksOverrides = {}): Webhooks {
   const { config, clock, ids, box, log } = deps;
   const db = deps.storage.db;
   const metrics = registerWebhookMetrics(deps.metrics.registry);
   // Its own client (pools, timeout): a slow webhook endpoint never holds up Error Reports, nor the reverse.
-  const client = deps.transport ? undefined : new CallbackClient({ outbound: deps.outbound, clock, timeoutMs: config.webhookTimeoutMs, connectionsPerEndpoint: 4 });
-  const transport: CallbackTransport = deps.transport ?? (client as CallbackClient);
+  const client = overrides.transport ? undefined : new CallbackClient({ outbound: deps.outbound, clock, timeoutMs: config.webhookTimeoutMs, connectionsPerEndpoint: 4 });
+  const transport: CallbackTransport = overrides.transport ?? (client as CallbackClient);
   const deliverer = new WebhookDeliverer({
     db, box, clock, ids, transport, log, metrics,
     ownerId: `${hostname()}:${process.pid}:${ids.hex().slice(0, 8)}`,

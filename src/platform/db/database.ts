@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { SQLITE_FILE } from './sqlite-file.js';
 
 export type Db = Kysely<Database>;
 export type Engine = 'sqlite' | 'postgres';
@@ -28,8 +29,7 @@ export interface Storage {
 // bigint columns hold millisecond times and counters well inside 2^53: read them as numbers.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-/** The embedded database's file in the data directory. */
-export const SQLITE_FILE = 'playline.db';
+export { SQLITE_FILE };
 
 export interface StorageOptions {
   databaseUrl?: string | undefined;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Server, ServerOptions } from 'node:http';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { App } from './types.js';
 import type { Config } from '../config.js';
-import { problemOf } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemOf } from './problem.js';
+import type { Clock } from '../clock.js';
 import { answerAndClose, rawProblemAnswer } from './raw-errors.js';
 import { clientNetworkOf } from '../net/address-class.js';
 import { connectionCapOf, readOpenFileLimit, type OpenFileLimit } from '../open-file-limit.js';
@@ -50,40 +51,53 @@ export function connectionTimeouts(settings: ConnectionSettings): ConnectionTime
 /**
  * The body deadline: a request that carries a body must have received all of it
  * `requestTimeoutMs` after its headers, or it is answered 408 `request_timeout` and its connection
- * closed (even when a response was already sent, e.g. a 401 before the body arrived). Routes that
- * stream their body (`config.streamedBody`) may take longer, as long as the body keeps averaging
- * at least `streamedBodyMinRate` bytes per second. Bodiless requests cost nothing here.
+ * closed (even when a response was already sent, e.g. a 401 before the body arrived: then nothing
+ * more is written, the connection is only closed). Routes that stream their body
+ * (`config.streamedBody`) may take longer, as long as the body keeps averaging at least
+ * `streamedBodyMinRate` bytes per second. Bodiless requests cost nothing here.
+ *
+ * Time is the runtime's `Clock`, so a test drives the deadline instead of waiting for it. A request
+ * made by `app.inject` has no connection (light-my-request's socket is an event emitter with no
+ * `destroy` or `write`): its late body is answered 408 through the reply if nothing was sent yet,
+ * and its request stream is ended; a real socket is never assumed.
  */
-export function enforceBodyDeadlines(app: App, settings: Pick<Config, 'requestTimeoutMs' | 'streamedBodyMinRate'>): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+export function enforceBodyDeadlines(app: App, settings: Pick<Config, 'requestTimeoutMs' | 'streamedBodyMinRate'>, clock: Clock): void {
+  app.addHook('onRequest', (request, reply, done) => {
     const raw = request.raw;
     const length = raw.headers['content-length'];
     if (raw.complete || (raw.headers['transfer-encoding'] === undefined && (length === undefined || length === '0'))) return done();
-    const socket = raw.socket;
-    const started = Date.now();
-    const bytesAtStart = socket.bytesRead;
+    const socket = raw.socket as Socket | undefined;
+    const real = socket instanceof net.Socket;
+    const started = clock.now();
+    const bytesRead = () => (real ? socket.bytesRead : 0);
+    const bytesAtStart = bytesRead();
     const streamed = request.routeOptions.config.streamedBody === true;
-    let timer: NodeJS.Timeout | undefined;
+    let cancel: (() => void) | undefined;
+    let over = false;
+    const stop = () => {
+      over = true;
+      cancel?.();
+      socket?.off('close', stop);
+    };
     const check = () => {
-      if (raw.complete || socket.destroyed) return;
-      const seconds = (Date.now() - started) / 1000;
-      if (streamed && (socket.bytesRead - bytesAtStart) / seconds >= settings.streamedBodyMinRate) {
-        timer = setTimeout(check, 1000).unref();
+      if (over || raw.complete || (real && socket.destroyed)) return;
+      const seconds = (clock.now() - started) / 1000;
+      if (streamed && seconds > 0 && (bytesRead() - bytesAtStart) / seconds >= settings.streamedBodyMinRate) {
+        cancel = clock.setTimer(check, 1000);
         return;
       }
+      stop();
       const problem = problemOf('request_timeout', 'The request body did not arrive in time', request.id);
       request.log.debug({ code: problem.code, streamed }, 'connection cut: request body too slow');
-      answerAndClose(socket, rawProblemAnswer(problem));
+      if (real) return answerAndClose(socket, rawProblemAnswer(problem));
+      if (!reply.sent) void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).header('connection', 'close').send(problem);
+      raw.destroy();
     };
-    timer = setTimeout(check, settings.requestTimeoutMs).unref();
+    cancel = clock.setTimer(check, settings.requestTimeoutMs);
     // Ends the watch when the body is in (or the connection went): a keep-alive socket carries
     // many requests, so its close listener must go with the request, not pile up on the socket.
-    const stop = () => {
-      clearTimeout(timer);
-      socket.off('close', stop);
-    };
     raw.once('end', stop);
-    socket.once('close', stop);
+    socket?.once('close', stop);
     done();
   });
 }

@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCallbackAllowList } from '../net/callback-allowlist.js';
+import { FakeClock } from '../clock.js';
 import { createOutbound } from '../net/outbound.js';
 import type { HostResolver } from '../net/ssrf-guard.js';
 import { CallbackClient } from './delivery-client.js';
@@ -15,15 +16,19 @@ const resolver: HostResolver = {
 };
 const outbound = createOutbound({ resolver, allowList: parseCallbackAllowList('127.0.0.1/32,receiver.test') });
 const request: CallbackRequest = { body: '{"owner":"ws1","code":404}', headers: { 'webhook-id': 'msg_1' } };
-const opts = { timeout: 10_000 };
+// A hang guard, not a speed check: nothing here depends on how fast the machine is.
+const opts = { timeout: 120_000 };
+// The client's timeout runs on this clock: a hanging receiver times out when the test says so,
+// never because a loaded machine took 300 ms to answer a 200.
+const clock = new FakeClock();
+const TIMEOUT_MS = 60_000;
 
 let receiver: LocalReceiver;
 let client: CallbackClient;
 
 before(async () => {
-  receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 5_000 });
-  // Short timeout so the slow receiver test is quick; the default is 5 s.
-  client = new CallbackClient({ outbound, timeoutMs: 300 });
+  receiver = await startLocalReceiver({ kind: 'status', status: 200 });
+  client = new CallbackClient({ outbound, clock, timeoutMs: TIMEOUT_MS });
 });
 
 after(async () => {
@@ -68,8 +73,14 @@ test('a redirect is not followed', opts, async () => {
 
 test('a receiver slower than the timeout is a timeout', opts, async () => {
   receiver.setBehaviour({ kind: 'hang' });
-  const outcome = await client.deliver(receiver.url, request);
+  const before = receiver.count();
+  const pending = client.deliver(receiver.url, request);
+  await receiver.waitFor(before + 1); // the request is at the receiver, which never answers
+  clock.advance(TIMEOUT_MS - 1);
+  clock.advance(1);
+  const outcome = await pending;
   assert.equal(outcome.outcome, 'timeout');
+  assert.equal(outcome.latencyMs, TIMEOUT_MS);
   assert.equal(outcome.status, null);
 });
 
@@ -92,7 +103,7 @@ test('https to a plain HTTP receiver is a tls_error', opts, async () => {
 });
 
 test('a URL the guard refuses is never requested', opts, async () => {
-  const strict = new CallbackClient({ outbound: createOutbound({ resolver }), timeoutMs: 300 });
+  const strict = new CallbackClient({ outbound: createOutbound({ resolver }), clock, timeoutMs: TIMEOUT_MS });
   const before = receiver.count();
   const outcome = await strict.deliver(receiver.url, request);
   assert.equal(outcome.outcome, 'ssrf_refused');
