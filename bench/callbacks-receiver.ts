@@ -3,7 +3,7 @@
  * POST 200, counts them, announces `READY <url>`, and answers the command `count` with the count.
  */
 import { announce, serveCommands } from './lib/bench-ipc.js';
-import { startLocalReceiver } from '../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver } from '../src/platform/outbound/testing/local-receiver.js';
 
 const receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { keep: 0 });
 serveCommands({ count: () => receiver.count() });

@@ -15,13 +15,13 @@ import { systemClock } from '../src/platform/clock.js';
 import { randomIds } from '../src/platform/ids.js';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
 import { parseCallbackAllowList } from '../src/platform/net/callback-allowlist.js';
-import { SsrfGuard } from '../src/platform/net/ssrf-guard.js';
-import { CallbackClient } from '../src/modules/error-reporting/callback-client.js';
-import type { CallbackTransport } from '../src/modules/error-reporting/callback-client.js';
+import { createOutbound } from '../src/platform/net/outbound.js';
+import { CallbackClient } from '../src/platform/outbound/delivery-client.js';
+import type { CallbackTransport } from '../src/platform/outbound/delivery-client.js';
 import { ThreadedCallbackSender } from '../src/modules/error-reporting/callback-sender.js';
 import { CallbackDispatcher } from '../src/modules/error-reporting/callback-dispatcher.js';
 import type { ErrorReportInput } from '../src/modules/error-reporting/error-report.js';
-import { generateSigningSecret, WebhookSigner } from '../src/modules/error-reporting/webhook-signature.js';
+import { generateSigningSecret, WebhookSigner } from '../src/platform/outbound/webhook-signature.js';
 import { DeliveryLogStore } from '../src/modules/error-reporting/delivery-log-store.js';
 import { openStorage } from '../src/platform/db/database.js';
 import { migrations } from '../src/migrations.js';
@@ -84,7 +84,7 @@ const dispatcherDeliveries = async (url: string, sender: 'thread' | 'main'): Pro
   const transport: CallbackTransport & { close(): Promise<void> } =
     sender === 'thread'
       ? new ThreadedCallbackSender({ allowList: '127.0.0.1/32', timeoutMs: 5000, connectionsPerEndpoint: concurrency })
-      : new CallbackClient({ guard: new SsrfGuard({ allowList: parseCallbackAllowList('127.0.0.1/32') }), connectionsPerEndpoint: concurrency });
+      : new CallbackClient({ outbound: createOutbound({ allowList: parseCallbackAllowList('127.0.0.1/32') }), connectionsPerEndpoint: concurrency });
   // The thread starts with the first delivery: one report first, so its start is not in the figure.
   const warm = new CallbackDispatcher({ transport, clock: systemClock, ids: randomIds });
   warm.setRoute('bench', { owner: 'bench', url, signer: new WebhookSigner([generateSigningSecret()]) });

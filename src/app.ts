@@ -22,9 +22,10 @@ import { AppError } from './platform/errors.js';
 import { dashboardRoutes } from './modules/dashboard/dashboard.routes.js';
 import { clusterStatusRoutes } from './platform/cluster/cluster-status.routes.js';
 import { operationalEventWebhooks } from './modules/webhooks/webhooks.openapi.js';
+import { VERSION } from './platform/version.js';
 
 export const API_PREFIX = '/api/v4';
-export const VERSION = '0.1.0';
+export { VERSION };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -16,7 +16,9 @@ import { createWorkspaces } from './modules/workspaces/workspaces.module.js';
 import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
 import type { FinishedRecording, RecordingSink } from './modules/managed-slicers/live-recorder.js';
-import { createManagedSlicers, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
+import { createManagedSlicers, publicHostOf, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
+import { serverInfoParts } from './modules/server-info/server-info.routes.js';
+import { VERSION } from './platform/version.js';
 import { createSyndicationModule, type SyndicationModule, type SyndicationModuleDeps } from './modules/syndication/syndication.module.js';
 import { createVodStats, type VodStats } from './modules/vod-stats/vod-stats.module.js';
 import { createPlaybackEdge, type PlaybackEdge, type PlaybackEdgeOverrides } from './modules/playback-edge/playback-edge.module.js';
@@ -33,6 +35,7 @@ import { migrations } from './migrations.js';
 import { DirectoryLock } from './platform/directory-lock.js';
 import { mkdir } from 'node:fs/promises';
 import { createQuotas, type Quotas } from './platform/quota/quotas.js';
+import { outboundOf, type Outbound } from './platform/net/outbound.js';
 import { createWebhooks, type Webhooks } from './modules/webhooks/webhooks.module.js';
 
 /**
@@ -100,7 +103,9 @@ export interface RuntimeOverrides {
   /** Where log lines go instead of stdout (tests capture them). */
   logDestination?: DestinationStream;
   /** Replaces side effects of the publishing module (tests). */
-  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
+  syndication?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'probeCa'>>;
+  /** Replaces the outbound layer (tests: a fake resolver or a wider allow-list); production builds it from config. */
+  outbound?: Outbound;
   /** Replaces side effects of the playback edge (tests: stopwatch, ad decisions, an event recorder). */
   playbackEdge?: PlaybackEdgeOverrides;
   /** Replaces side effects of managed slicers (tests: a provisioner). */
@@ -169,10 +174,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     const tools = mediaTools.found();
     return tools?.available ? tools.ffmpeg : undefined;
   };
+  // The one way out of the process: every module that connects out gets this, the guard inside it.
+  const outbound = overrides.outbound ?? outboundOf(config, clock);
   // Cluster mode: settings changes and pauses travel over the change feed; the database check is the slow safety net.
-  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting') }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
+  const errorReporting = createErrorReporting({ config, clock, ids, storage, box, metrics, log: moduleLog('error-reporting'), outbound }, cluster ? { cluster: callbackLinkOf(cluster.feed), pollMs: 5_000 } : {});
   // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
-  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks') });
+  const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks'), outbound });
   const events = webhooks.events;
   // Recorded live events become assets of the library, made below. The library starts after the
   // slicers (resumed slicers run before it): each live event asks it as the event starts.
@@ -189,7 +196,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     ...overrides.managedSlicers,
   });
   const syndication = createSyndicationModule({
-    db: storage.db, box, clock, ids, config,
+    db: storage.db, box, clock, ids, config, outbound,
     log: moduleLog('syndication'),
     registry: metrics.registry,
     // Cluster mode: a push runs on the instance that started it (a survivor takes a dead one's over); resuming everywhere would push twice.
@@ -226,6 +233,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // - Statistics restore from snapshot + journal (cluster: rebuild Redis if it holds none), then
   //   sweep away deleted workspaces' statistics, before the server listens; drain on stop.
   // - The playback edge last, so it stops first and hands its last events to statistics.
+  const serverInfo = serverInfoParts({
+    version: VERSION, mode, publicHost: publicHostOf(config), portRange: config.slicerPorts, slicerProvisioner: config.slicerProvisioner,
+    dvrWindowMaxS: config.liveDvrWindowS, reconnectGraceMs: config.liveReconnectGraceMs, outboundAllowlist: config.outboundAllowlist, mediaTools: mediaTools.found,
+  });
   const modules: readonly ModuleParts[] = [
     workspacesModule.parts,
     errorReporting.parts,
@@ -235,6 +246,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     syndication.parts,
     vodStats.parts,
     playbackEdge.parts,
+    serverInfo,
   ];
   for (const module of modules) for (const part of module.workspaceData ?? []) workspacesModule.deletion.register(part);
 

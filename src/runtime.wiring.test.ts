@@ -6,7 +6,7 @@ import { eventually } from '../test/helpers/eventually.js';
 import { createTestApp, type TestApp } from '../test/helpers/test-app.js';
 import { randomIds } from './platform/ids.js';
 import type { PublishJob, Publisher } from './modules/syndication/publisher.js';
-import { startLocalReceiver, type LocalReceiver } from './modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from './platform/outbound/testing/local-receiver.js';
 
 /**
  * What `createRuntime` decides per deployment mode, observed from outside: each of these tests

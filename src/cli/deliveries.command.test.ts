@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { eventually } from '../../test/helpers/eventually.js';
 import { sharedPlaylineBin } from '../../test/helpers/built-package.js';
 import { FakeClock } from '../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../platform/outbound/testing/local-receiver.js';
 import type { DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView } from '../modules/error-reporting/error-reporting.schema.js';
 
 const run = promisify(execFile);

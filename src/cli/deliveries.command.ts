@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { dropReasons } from '../modules/error-reporting/delivery-log.js';
-import { loggedOutcomeKinds, type LoggedOutcomeKind } from '../modules/error-reporting/delivery-outcome.js';
+import { loggedOutcomeKinds, type LoggedOutcomeKind } from '../platform/outbound/delivery-outcome.js';
 import type { DeliveriesView, LoggedAttemptDetailView, LoggedAttemptView } from '../modules/error-reporting/error-reporting.schema.js';
 import { clientOf, withApiOptions, type ApiOptions } from './api-options.js';
 import { printObject, printRows } from './output.js';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { createTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { eventually } from '../../test/helpers/eventually.js';
 import { FakeClock } from '../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../platform/outbound/testing/local-receiver.js';
 import type { SubscriptionWithSecretView, WebhookAttemptCollectionView, WebhookAttemptDetailView } from '../modules/webhooks/webhooks.schema.js';
 
 const run = promisify(execFile);

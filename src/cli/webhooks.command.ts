@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { loggedOutcomeKinds, type LoggedOutcomeKind } from '../modules/error-reporting/delivery-outcome.js';
+import { loggedOutcomeKinds, type LoggedOutcomeKind } from '../platform/outbound/delivery-outcome.js';
 import type { SubscriptionView, SubscriptionWithSecretView, WebhookAttemptDetailView, WebhookAttemptView } from '../modules/webhooks/webhooks.schema.js';
 import { operationalEventTypes, type OperationalEventType } from '../platform/operational-events.js';
 import { clientOf, withApiOptions, type ApiOptions } from './api-options.js';

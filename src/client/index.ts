@@ -7,6 +7,9 @@ import { VodStatsApi } from './vod-stats.js';
 import { PlaybackApi } from './playback-edge.js';
 import { AssetApi } from './assets.js';
 import { WebhooksApi } from './webhooks.js';
+import type { ServerSettingsView } from '../modules/server-info/server-info.schema.js';
+
+export type { ServerSettingsView };
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
 export { fetchTransport, injectTransport, type Transport } from './transport.js';
@@ -35,5 +38,10 @@ export class PlaylineClient {
     this.playback = new PlaybackApi(this.core);
     this.assets = new AssetApi(this.core);
     this.webhooks = new WebhooksApi(this.core);
+  }
+
+  /** How the server is set up (`GET /api/v4/server`): ingest host and ports, the outbound allow-list, media tools. */
+  serverSettings(): Promise<ServerSettingsView> {
+    return this.core.request<ServerSettingsView>('GET', '/api/v4/server');
   }
 }

@@ -48,3 +48,16 @@ export function describeFailure(err: unknown): string {
 
 /** A module of the server that is not deployed answers 404 route_not_found. */
 export const isMissingRoute = (err: unknown): boolean => err instanceof ApiProblem && err.code === 'route_not_found';
+
+/**
+ * A media duration, one format everywhere in the page: `m:ss` (`0:42`, `12:05`), `h:mm:ss` from an
+ * hour (`1:02:03`); a dash when unknown.
+ */
+export function duration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return '—';
+  const total = Math.round(seconds);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}

@@ -38,6 +38,8 @@ export interface Column<T> {
   render?(row: T, cell: HTMLTableCellElement): void;
   /** Shown only while some row has text in it (fields the API gives for some rows only). */
   optional?: boolean;
+  /** Stays in view while the table scrolls sideways inside its card (a row's name, so its actions are never out of reach of it). */
+  sticky?: boolean;
 }
 
 export interface TableOptions<T> {
@@ -78,7 +80,7 @@ export class KeyedTable<T> {
   ) {
     this.body = h('tbody');
     this.headers = columns.map((c, i) => {
-      const th = h('th', { scope: 'col', class: c.numeric ? 'num' : undefined });
+      const th = h('th', { scope: 'col', class: [c.numeric ? 'num' : '', c.sticky ? 'sticky' : ''].filter(Boolean).join(' ') || undefined });
       if (options.sortable && !c.action && !c.actions) {
         const button = h('button', { type: 'button', class: 'sort', title: `Sort by ${c.header.toLowerCase()}` }, c.header);
         button.addEventListener('click', () => this.sortBy(i));
@@ -229,7 +231,7 @@ export class KeyedTable<T> {
         const disabled = column.action.disabled?.(row) ?? false;
         if (target.disabled !== disabled) target.disabled = disabled;
       }
-      const className = [column.numeric ? 'num' : '', column.wrap ? 'wrap' : '', column.cellClass?.(row) ?? ''].filter(Boolean).join(' ');
+      const className = [column.numeric ? 'num' : '', column.wrap ? 'wrap' : '', column.sticky ? 'sticky' : '', column.cellClass?.(row) ?? ''].filter(Boolean).join(' ');
       if (cell.className !== className) cell.className = className;
       const title = column.title?.(row);
       if (title !== undefined && cell.title !== title) cell.title = title;

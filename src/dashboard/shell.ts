@@ -12,6 +12,7 @@ import { libraryView } from './views/library.js';
 import { sharesView } from './views/shares.js';
 import { webhooksView } from './views/webhooks.js';
 import { usageView } from './views/usage.js';
+import { settingsView } from './views/settings.js';
 import { overviewView } from './views/overview.js';
 import { publishingView } from './views/publishing.js';
 import { signInFailure, signInForm, verify } from './views/sign-in.js';
@@ -31,6 +32,7 @@ const routes = [
   { hash: '#keys', label: 'API keys' },
   { hash: '#shares', label: 'Sharing' },
   { hash: '#usage', label: 'Usage' },
+  { hash: '#settings', label: 'Settings' },
 ] as const;
 
 /** The signed-in application: header, navigation, one view at a time chosen by the URL hash. */
@@ -48,6 +50,7 @@ function signedIn(root: HTMLElement, api: DashboardApi, workspace: Workspace, si
     '#keys': keysView(ctx),
     '#shares': sharesView(ctx),
     '#usage': usageView(ctx),
+    '#settings': settingsView(ctx),
   };
   const links = routes.map((r) => h('a', { href: r.hash, 'data-route': r.hash }, r.label));
   const signOutButton = h('button', { type: 'button', id: 'signout' }, 'Sign out');

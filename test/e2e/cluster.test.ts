@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import type { ServerProcess } from '../helpers/server-process.js';
 import { clusterFixture, pollUntil } from '../helpers/cluster.js';
 

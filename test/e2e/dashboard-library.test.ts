@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { PlaylineClient } from '../../src/client/index.js';
-import { startLocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import type { ManagedSlicerTaskView, ManagedSlicerView } from '../../src/modules/managed-slicers/managed-slicers.schema.js';
 import { artifactsDir, browserSkip, desktopBrowser, missingTools } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
@@ -152,10 +152,11 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
     }, (state) => state === 'ready', 'the uploaded asset is ready in the list', 60_000);
     assert.ok([...states].every((s) => ['uploaded', 'processing', 'playable', 'ready'].includes(s)), [...states].join(', '));
     const cells = await page.locator(`${row(assetId)} td`).allTextContents();
+    // Poster, title, its actions beside it, state, packaging, duration (m:ss, as everywhere), renditions.
     assert.equal(cells[1], 'Dashboard upload');
-    assert.equal(cells[3], 'done');
-    assert.equal(cells[4], '4.0 s');
-    assert.equal(cells[5], '144p');
+    assert.equal(cells[4], 'done');
+    assert.equal(cells[5], '0:04');
+    assert.equal(cells[6], '144p');
     // The poster is signed by the page and really loads (an <img> of the API's poster path).
     await until(
       () => page.$eval(`${row(assetId)} img.poster`, (img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth).catch(() => 0),
@@ -321,6 +322,19 @@ describe('dashboard Library view and live slicer preview in Chromium', { skip, t
       await eventually(() => receiver.received.some((r) => r.body.includes('"recording.ready"')), 'recording.ready delivered', 30_000);
       await page.click('a[href="#webhooks"]');
       await page.waitForSelector('#webhook-attempts tbody tr td.badge:has-text("delivered")', WAIT);
+      // Each delivery names its event, and Payload shows what was sent.
+      const readyRow = '#webhook-attempts tbody tr:has(td:text-is("recording.ready"))';
+      await page.waitForSelector(readyRow, WAIT);
+      await page.click(`${readyRow} button:text-is("Payload")`);
+      await page.waitForSelector('#webhook-payload-box:not([hidden])', WAIT);
+      assert.match(String(await page.textContent('#webhook-payload-title')), /^recording\.ready at /);
+      assert.equal((JSON.parse(String(await page.textContent('#webhook-payload'))) as { slicer_id?: string }).slicer_id, liveSlicerId);
+      // Rotate secret: a second click, then the new secret shown once.
+      const subscriptionRow = `#webhook-subscriptions tbody tr:has-text("${receiver.url}")`;
+      await page.click(`${subscriptionRow} button:text-is("Rotate secret")`);
+      await page.click(`${subscriptionRow} button:text-is("Confirm rotate")`);
+      await page.waitForSelector('#webhook-secret-box:not([hidden])', WAIT);
+      assert.match(String(await page.textContent('#webhook-secret')), /^whsec_/);
 
       for (const width of [390, 1280]) {
         await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });

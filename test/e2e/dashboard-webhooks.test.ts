@@ -82,7 +82,8 @@ describe('dashboard Error Reporting: delivery log, resend and resume in Chromium
     const failedRow = '#delivery-attempts tbody tr:has(td:text-is("non_200"))';
     await page.waitForSelector(failedRow, WAIT);
     await page.waitForSelector('#callback-paused:not([hidden])', WAIT);
-    assert.match(String(await page.textContent(`${failedRow} td:nth-child(3)`)), /^500$/);
+    // Time, then its actions (View, Resend) beside it, outcome, status.
+    assert.match(String(await page.textContent(`${failedRow} td:nth-child(5)`)), /^500$/);
     await page.screenshot({ path: join(artifacts, 'dashboard-webhooks-failed.png'), fullPage: true });
 
     await page.click(`${failedRow} button:text-is("View")`);

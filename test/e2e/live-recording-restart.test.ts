@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlaylineClient } from '../../src/client/index.js';
-import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import { eventually } from '../helpers/eventually.js';
 import { mediaToolsSkip } from '../helpers/media.js';
 import { freePort } from '../helpers/media-receiver.js';

@@ -7,7 +7,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import type { AssetView } from '../../src/modules/assets/assets.schema.js';
 import { systemClock } from '../../src/platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import { browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';

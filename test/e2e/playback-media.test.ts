@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { PlaylineClient } from '../../src/client/index.js';
-import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import { artifactsDir, browserSkip, CHROMIUM, hlsPlayerSite, missingTools, playerArgs } from '../helpers/browser.js';
 import { sharedPlaylineBin } from '../helpers/built-package.js';
 import { encodeOnce, packagedTestPattern } from '../helpers/media.js';

@@ -7,9 +7,9 @@ import { buildApp } from '../../src/app.js';
 import { PlaylineClient, injectTransport } from '../../src/client/index.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { createRuntime } from '../../src/runtime.js';
-import { CallbackClient } from '../../src/modules/error-reporting/callback-client.js';
+import { CallbackClient } from '../../src/platform/outbound/delivery-client.js';
 import { ThreadedCallbackSender } from '../../src/modules/error-reporting/callback-sender.js';
-import { startLocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import { eventually } from '../helpers/eventually.js';
 
 // The runtime as shipped (system clock, system DNS) sends callbacks from the sender thread:

@@ -9,7 +9,7 @@ import { FakeClock } from '../../src/platform/clock.js';
 import { loadConfig } from '../../src/platform/config.js';
 import { randomIds } from '../../src/platform/ids.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { startLocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import { eventually } from '../helpers/eventually.js';
 
 // The delivery log is in the database: a runtime re-created on the same data directory (a

@@ -9,7 +9,7 @@ import type { App } from '../../src/platform/http/types.js';
 import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
 import { routeSecurityProblems, type OtherWorkspaceCases } from '../helpers/route-security.js';
 import { eventually } from '../helpers/eventually.js';
-import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 
 /**
  * Every registered route, from the route table: declared auth policy, 401 unsigned or with a

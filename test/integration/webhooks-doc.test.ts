@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { systemClock } from '../../src/platform/clock.js';
-import { startLocalReceiver, type LocalReceiver, type ReceivedCallback } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver, type ReceivedCallback } from '../../src/platform/outbound/testing/local-receiver.js';
 
 const doc = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
 

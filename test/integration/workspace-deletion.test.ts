@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers/test-app.js';
-import { startLocalReceiver, type LocalReceiver } from '../../src/modules/error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../src/platform/outbound/testing/local-receiver.js';
 import type { Db } from '../../src/platform/db/database.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 import type { V4Signer } from './sign.js';
 import type {
-  ApiKey, Asset, AssetCollection, WorkspaceUsage, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
+  ApiKey, Asset, AssetCollection, WorkspaceUsage, ServerSettings, WebhookAttemptDetail, CallbackDeliveries, ContentShare, CallbackSettings, CallbackTestResult, Collection, History, HistoryRange, LoggedAttemptDetail, LoggedAttemptPage,
   NewSchedule, NewSlicer, NewTarget, Region, Schedule, SchedulePatch, Slicer, SlicerCollection, SlicerTaskCollection, Target, TargetPatch,
   VodStats, VodStatsCollection, VodStatsSummary, Workspace, NewWebhookSubscription, WebhookAttemptCollection, WebhookSubscription,
   WebhookSubscriptionCollection, WebhookSubscriptionWithSecret,
@@ -150,6 +150,7 @@ export class DashboardApi {
   keys = () => this.request<Collection<ApiKey>>('GET', '/workspace/keys');
   /** Each quota of the workspace with what it uses and its limit. */
   usage = () => this.request<WorkspaceUsage>('GET', '/workspace/usage');
+  serverSettings = () => this.request<ServerSettings>('GET', '/server');
   createKey = (label: string, kind: 'api' | 'ingest') => this.request<ApiKey>('POST', '/workspace/keys', { body: { label, kind } });
   revokeKey = (keyId: string) => this.request<ApiKey>('DELETE', `/workspace/keys/${encodeURIComponent(keyId)}`);
 
@@ -158,6 +159,7 @@ export class DashboardApi {
   unshare = (granteeId: string) => this.request<unknown>('DELETE', `/workspace/shares/${encodeURIComponent(granteeId)}`);
 
   callbackSettings = () => this.request<CallbackSettings>('GET', '/error-reporting/settings');
+  rotateCallbackSecret = () => this.request<CallbackSettings>('POST', '/error-reporting/settings/rotate-secret');
   saveCallback = (callbackUrl: string, enabled: boolean) =>
     this.request<CallbackSettings>('PUT', '/error-reporting/settings', { body: { callback_url: callbackUrl, enabled } });
   testCallback = (callbackUrl: string) => this.request<CallbackTestResult>('POST', '/error-reporting/test', { body: { callback_url: callbackUrl } });
@@ -200,6 +202,8 @@ export class DashboardApi {
   deleteWebhookSubscription = (id: string) => this.request<unknown>('DELETE', `/webhooks/subscriptions/${encodeURIComponent(id)}`);
   setWebhookSubscriptionEnabled = (id: string, enabled: boolean) => this.request<WebhookSubscription>('PATCH', `/webhooks/subscriptions/${encodeURIComponent(id)}`, { body: { enabled } });
   webhookAttempts = (limit = 20) => this.request<WebhookAttemptCollection>('GET', '/webhooks/attempts', { query: { limit } });
+  webhookAttempt = (attemptId: string) => this.request<WebhookAttemptDetail>('GET', `/webhooks/attempts/${encodeURIComponent(attemptId)}`);
+  rotateWebhookSecret = (id: string) => this.request<WebhookSubscriptionWithSecret>('POST', `/webhooks/subscriptions/${encodeURIComponent(id)}/rotate-secret`);
   resendWebhookAttempt = (attemptId: string) => this.request<unknown>('POST', `/webhooks/attempts/${encodeURIComponent(attemptId)}/resend`);
 
   slicerTasks = (limit = 50) => this.request<SlicerTaskCollection>('GET', '/managed-slicer/slicers/tasks', { query: { limit } });

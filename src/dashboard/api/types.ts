@@ -3,7 +3,7 @@
  * of truth). Type-only imports: nothing of the server ends up in the browser bundle.
  */
 import type {
-  SubscriptionCollectionView, SubscriptionCreateInput, SubscriptionView, SubscriptionWithSecretView, WebhookAttemptCollectionView, WebhookAttemptView,
+  SubscriptionCollectionView, SubscriptionCreateInput, SubscriptionView, SubscriptionWithSecretView, WebhookAttemptCollectionView, WebhookAttemptView, WebhookAttemptDetailView,
 } from '../../modules/webhooks/webhooks.schema.js';
 import type { Static } from '@sinclair/typebox';
 import type { WorkspaceSchema } from '../../modules/workspaces/workspaces.schema.js';
@@ -25,6 +25,7 @@ import type {
 } from '../../modules/managed-slicers/managed-slicers.schema.js';
 
 export type Workspace = Static<typeof WorkspaceSchema>;
+export type { ServerSettingsView as ServerSettings } from '../../modules/server-info/server-info.schema.js';
 export type WorkspaceUsage = WorkspaceUsageView;
 export type QuotaUse = WorkspaceUsageView['quotas']['assets'];
 export type VodStats = VodStatsBody;
@@ -55,6 +56,7 @@ export type WebhookSubscriptionWithSecret = SubscriptionWithSecretView;
 export type WebhookSubscriptionCollection = SubscriptionCollectionView;
 export type NewWebhookSubscription = SubscriptionCreateInput;
 export type WebhookAttempt = WebhookAttemptView;
+export type WebhookAttemptDetail = WebhookAttemptDetailView;
 export type WebhookAttemptCollection = WebhookAttemptCollectionView;
 export type NewSlicer = SlicerCreateBody;
 export type NewTarget = TargetCreateBody;

@@ -4,7 +4,7 @@ import { h, setText } from '../dom.js';
 import { count, describeFailure, isMissingRoute, millis, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
-import { ProblemLine, section } from './parts.js';
+import { ProblemLine, scroller, section } from './parts.js';
 import type { View, ViewContext } from './view.js';
 
 type Observation = CallbackTestResult['observed'];
@@ -42,6 +42,32 @@ export function errorReportingView(ctx: ViewContext): View {
     setText(secret, shown ? '••••••••' : secretValue);
     setText(reveal, shown ? 'Show' : 'Hide');
   });
+  // Rotation takes a second click: receivers must learn the new secret (the old one signs too for 24 hours).
+  const rotate = h('button', { type: 'button', class: 'link', id: 'signing-secret-rotate', title: 'A new signing secret; the old one keeps signing (a second signature) for 24 hours' }, 'Rotate');
+  let rotateArmed = false;
+  rotate.addEventListener('click', () => {
+    if (!rotateArmed) {
+      rotateArmed = true;
+      setText(rotate, 'Confirm rotate');
+      rotate.classList.add('confirm');
+      return;
+    }
+    rotateArmed = false;
+    rotate.disabled = true;
+    ctx.api.rotateCallbackSecret().then(
+      (s) => {
+        showSettings(s, false);
+        setText(secret, s.signing_secret);
+        setText(reveal, 'Hide');
+        loadProblem.clear();
+      },
+      (err: unknown) => loadProblem.show(err, 'Could not rotate the signing secret: '),
+    ).finally(() => {
+      rotate.disabled = false;
+      setText(rotate, 'Rotate');
+      rotate.classList.remove('confirm');
+    });
+  });
   const loadProblem = new ProblemLine();
 
   const form = h(
@@ -70,19 +96,19 @@ export function errorReportingView(ctx: ViewContext): View {
   let hasCallback = false;
   const attempts: KeyedTable<LoggedAttempt> = new KeyedTable<LoggedAttempt>(
     [
-      { header: 'Time', text: (a) => utcTime(a.ts) },
+      { header: 'Time', text: (a) => utcTime(a.ts), sticky: true },
+      { header: 'Payload', text: () => 'View', action: { run: (a) => void showDetail(a.id) } },
+      { header: 'Resend', text: () => 'Resend', action: { run: (a, button) => void resend(a, button), disabled: () => !hasCallback } },
       { header: 'Outcome', text: (a) => a.outcome, cellClass: (a) => (a.outcome === 'delivered' ? 'ok' : 'warn') },
       { header: 'Status', text: (a) => (a.status === null ? '—' : String(a.status)), numeric: true },
       { header: 'Latency', text: (a) => (a.outcome === 'dropped' ? '—' : millis(a.latency_ms)), numeric: true },
       { header: 'Detail', text: (a) => (a.outcome === 'dropped' ? `not sent: ${a.drop_reason ?? a.detail ?? ''}` : a.detail ?? (a.resend_of ? `resend of ${a.resend_of}` : '')), title: (a) => a.webhook_id },
-      { header: 'Payload', text: () => 'View', action: { run: (a) => void showDetail(a.id) } },
-      { header: 'Resend', text: () => 'Resend', action: { run: (a, button) => void resend(a, button), disabled: () => !hasCallback } },
     ],
     (a) => a.id,
     'Delivery log',
   );
   attempts.element.id = 'delivery-attempts';
-  const tableBox = h('div', { class: 'table-scroll' }, attempts.element);
+  const tableBox = scroller(attempts.element);
   const more = h('button', { type: 'button', id: 'delivery-more', hidden: true }, 'Older attempts');
   const deliveriesProblem = new ProblemLine();
 
@@ -106,7 +132,7 @@ export function errorReportingView(ctx: ViewContext): View {
   const element = h(
     'div',
     { class: 'view', id: 'view-error-reporting' },
-    section('Callback', current, paused, form, h('p', { class: 'muted' }, 'The URL is saved only when a signed test POST to it is answered 200 within 5 s; a passing test of the saved URL also ends a pause. Receivers verify the webhook-signature header with the signing secret: ', secret, ' ', reveal), loadProblem.element),
+    section('Callback', current, paused, form, h('p', { class: 'muted' }, 'The URL is saved only when a signed test POST to it is answered 200 within 5 s; a passing test of the saved URL also ends a pause. Receivers verify the webhook-signature header with the signing secret: ', secret, ' ', reveal, ' ', rotate), loadProblem.element),
     section(
       'Delivery log',
       counters,

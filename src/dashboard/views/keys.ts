@@ -19,7 +19,14 @@ export function keysView(ctx: ViewContext): View {
 
   const table = new KeyedTable<ApiKey>(
     [
-      { header: 'Label', text: (k) => k.label || '—' },
+      { header: 'Label', text: (k) => k.label || '—', sticky: true },
+      {
+        header: '',
+        text: (k) => (k.revoked_at !== null ? 'Revoked' : actions.isPending(k.id) ? '…' : actions.isConfirming(k.id) ? 'Confirm revoke' : 'Revoke'),
+        cellClass: (k) => (actions.isConfirming(k.id) ? 'confirm' : ''),
+        title: (k) => (mine(k) ? 'This page signs with this key: sign in with another key to revoke it' : 'Requests signed with a revoked key are refused'),
+        action: { run: (k) => void revoke(k), disabled: (k) => k.revoked_at !== null || actions.isPending(k.id) || mine(k) },
+      },
       { header: 'Kind', text: (k) => k.kind },
       { header: 'Secret starts', text: (k) => `${k.prefix}…` },
       { header: 'Created', text: (k) => utcTime(k.created_at), sortValue: (k) => k.created_at },
@@ -30,13 +37,6 @@ export function keysView(ctx: ViewContext): View {
         sortValue: (k) => (k.revoked_at === null ? 0 : 1),
       },
       { header: 'Key id', text: (k) => k.id },
-      {
-        header: '',
-        text: (k) => (k.revoked_at !== null ? 'Revoked' : actions.isPending(k.id) ? '…' : actions.isConfirming(k.id) ? 'Confirm revoke' : 'Revoke'),
-        cellClass: (k) => (actions.isConfirming(k.id) ? 'confirm' : ''),
-        title: (k) => (mine(k) ? 'This page signs with this key: sign in with another key to revoke it' : 'Requests signed with a revoked key are refused'),
-        action: { run: (k) => void revoke(k), disabled: (k) => k.revoked_at !== null || actions.isPending(k.id) || mine(k) },
-      },
     ],
     (k) => k.id,
     'API keys',

@@ -1,6 +1,6 @@
 import type { Asset } from '../api/types.js';
 import { h, setText } from '../dom.js';
-import { bytes, isMissingRoute, utcTime } from '../format.js';
+import { bytes, duration, isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
 import { ProblemLine, RowActions, scroller, section } from './parts.js';
@@ -22,17 +22,6 @@ const KNOWN_STATES = new Set(['uploaded', 'processing', 'playable', 'ready', 'fa
 /** Still on its way to `ready` (packaging progress shown). */
 const packaging = (a: Asset): boolean => a.state !== 'ready' && a.state !== 'failed';
 const canPlay = (a: Asset): boolean => PLAYABLE.has(a.state);
-
-/** `42.0 s` under a minute, else `m:ss` (or `h:mm:ss`). */
-export function duration(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—';
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const total = Math.round(seconds);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = String(total % 60).padStart(2, '0');
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
-}
 
 const titleOf = (a: Asset): string => a.title ?? '(untitled)';
 
@@ -168,7 +157,22 @@ export function libraryView(ctx: ViewContext): View {
           cell.replaceChildren(h('img', { class: 'poster', src: url, alt: `Poster of ${titleOf(a)}`, 'data-asset': a.id, width: 96, height: 54 }));
         },
       },
-      { header: 'Title', text: titleOf, href: (a) => `#asset/${encodeURIComponent(a.id)}`, title: (a) => `Asset ${a.id}`, wrap: true },
+      { header: 'Title', text: titleOf, href: (a) => `#asset/${encodeURIComponent(a.id)}`, title: (a) => `Asset ${a.id}`, sticky: true },
+      // Beside the title (which stays in view while the table scrolls).
+      {
+        header: '',
+        text: () => '',
+        actions: [
+          { label: () => 'Play', title: 'Play it here (a playback URL signed in the page)', run: (a) => play(a), disabled: (a) => !canPlay(a) || actions.isPending(a.id) },
+          {
+            label: (a) => (actions.isPending(a.id) ? '…' : actions.isConfirming(a.id) ? 'Confirm delete' : 'Delete'),
+            title: 'Deletes the asset and its media (a second click confirms)',
+            className: (a) => (actions.isConfirming(a.id) ? 'confirm' : ''),
+            run: (a) => void remove(a),
+            disabled: (a) => actions.isPending(a.id),
+          },
+        ],
+      },
       {
         header: 'State',
         text: (a) => a.state,
@@ -203,20 +207,6 @@ export function libraryView(ctx: ViewContext): View {
       { header: 'Size', text: (a) => bytes(a.size_bytes), numeric: true, sortValue: (a) => a.size_bytes },
       { header: 'Uploaded', text: (a) => utcTime(a.created_at * 1000), sortValue: (a) => a.created_at },
       { header: 'Failure', text: (a) => a.failure_reason ?? '', wrap: true, optional: true },
-      {
-        header: '',
-        text: () => '',
-        actions: [
-          { label: () => 'Play', title: 'Play it here (a playback URL signed in the page)', run: (a) => play(a), disabled: (a) => !canPlay(a) || actions.isPending(a.id) },
-          {
-            label: (a) => (actions.isPending(a.id) ? '…' : actions.isConfirming(a.id) ? 'Confirm delete' : 'Delete'),
-            title: 'Deletes the asset and its media (a second click confirms)',
-            className: (a) => (actions.isConfirming(a.id) ? 'confirm' : ''),
-            run: (a) => void remove(a),
-            disabled: (a) => actions.isPending(a.id),
-          },
-        ],
-      },
     ],
     (a) => a.id,
     'Assets',

@@ -2,6 +2,7 @@ import type { VodStats } from '../api/types.js';
 import { h, setText } from '../dom.js';
 import { count, errorSessions, isMissingRoute, millis, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
+import { NameBook } from '../name-book.js';
 import type { LiveSnapshot } from '../live-stats.js';
 import { HistoryCharts } from './history-charts.js';
 import { ErrorCodesTable, FilterBox, ProblemLine, StatTiles, scroller, section } from './parts.js';
@@ -48,9 +49,11 @@ export function overviewView(ctx: ViewContext): View {
   // The server's time of the latest refresh: staleness never depends on the browser's clock.
   let serverNow = 0;
   const stale = (r: VodStats): boolean => serverNow - r.ts > STALE_AFTER_MS;
+  const names = new NameBook(ctx.api);
   const table = new KeyedTable<VodStats>(
     [
-      { header: 'Asset', text: (r) => r.id, href: (r) => `#asset/${encodeURIComponent(r.id)}` },
+      // Its title (or slicer name) when the workspace has one; the id in the tooltip and the filter.
+      { header: 'Asset', text: (r) => names.nameOf(r.id) ?? r.id, href: (r) => `#asset/${encodeURIComponent(r.id)}`, title: (r) => `Asset ${r.id}`, sticky: true },
       { header: 'New sessions', text: (r) => count(r.stats.sessions.new), numeric: true, sortValue: (r) => r.stats.sessions.new },
       { header: 'Requests', text: (r) => count(r.stats.sessions.requests), numeric: true, sortValue: (r) => r.stats.sessions.requests },
       { header: 'Manifests', text: (r) => count(r.stats.sessions.manifest), numeric: true, sortValue: (r) => r.stats.sessions.manifest },
@@ -78,10 +81,10 @@ export function overviewView(ctx: ViewContext): View {
   const applyFilter = (): void => {
     const text = idFilter.toLowerCase();
     const hide = hideStale.checked;
-    table.setFilter(text === '' && !hide ? null : (r) => r.id.toLowerCase().includes(text) && !(hide && stale(r)));
+    table.setFilter(text === '' && !hide ? null : (r) => (r.id.toLowerCase().includes(text) || (names.nameOf(r.id) ?? '').toLowerCase().includes(text)) && !(hide && stale(r)));
     showCount();
   };
-  const filter = new FilterBox('asset-filter', 'Filter by asset id', (text) => {
+  const filter = new FilterBox('asset-filter', 'Filter by title or asset id', (text) => {
     idFilter = text;
     applyFilter();
   });
@@ -116,6 +119,10 @@ export function overviewView(ctx: ViewContext): View {
     serverNow = s.summary?.ts ?? s.at;
     table.update(items);
     showCount();
+    // Titles arrive after the first draw; the rows are drawn again once known.
+    void names.learn(items.map((r) => r.id)).then((learned) => {
+      if (learned) table.update(items);
+    }, () => undefined);
     table.element.hidden = items.length === 0;
     empty.hidden = items.length > 0 || s.top === null;
   };

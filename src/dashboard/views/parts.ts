@@ -168,4 +168,22 @@ export function showFieldErrors(err: unknown, fields: ReadonlyMap<string, HTMLEl
 }
 
 /** A table that scrolls sideways inside its card when it is wider than the card (phones). */
-export const scroller = (table: HTMLElement): HTMLElement => h('div', { class: 'table-scroll' }, table);
+/**
+ * A table that scrolls sideways inside its card. When it is wider than the card, the edge it can
+ * still scroll towards shows a shadow and the box says so (`data-overflow`: `right`, `left`,
+ * `both`), so no column is out of sight without a cue.
+ */
+export function scroller(table: HTMLElement): HTMLElement {
+  const box = h('div', { class: 'table-scroll', 'data-overflow': 'none' }, table);
+  const mark = (): void => {
+    const room = box.scrollWidth - box.clientWidth;
+    const left = box.scrollLeft > 1;
+    const right = room - box.scrollLeft > 1;
+    const overflow = left && right ? 'both' : left ? 'left' : right ? 'right' : 'none';
+    if (box.dataset.overflow !== overflow) box.dataset.overflow = overflow;
+  };
+  box.addEventListener('scroll', mark, { passive: true });
+  new ResizeObserver(mark).observe(box);
+  new ResizeObserver(mark).observe(table);
+  return box;
+}

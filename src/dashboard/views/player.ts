@@ -1,6 +1,7 @@
 import Hls, { type ErrorData } from 'hls.js';
 import type { DashboardApi } from '../api/client.js';
 import { h, setText } from '../dom.js';
+import { copyText } from '../clipboard.js';
 
 /** What the edge said when it refused a request (problem+json), from the XHR hls.js made. */
 const refusalOf = (data: ErrorData): string | undefined => {
@@ -56,8 +57,16 @@ export class AssetPlayer {
     this.adInput = h('input', { type: 'text', id: id('ad', 'player-ad'), placeholder: 'ad configuration (optional)', autocomplete: 'off' });
     this.playButton = h('button', { type: 'button', class: 'primary', id: id('play', 'player-play') }, 'Play');
     this.playButton.addEventListener('click', () => void this.play());
+    // A signed playback URL (one hour) for another player or a colleague, on the clipboard.
+    const copyUrl = h('button', { type: 'button', id: id('copy-url', 'player-copy-url'), title: 'Copies a playback URL signed for one hour (with the ad configuration, if any)' }, 'Copy playback URL');
+    copyUrl.addEventListener('click', () => {
+      const assetId = this.assetId;
+      if (!assetId) return;
+      const adConfig = this.kind === 'asset' ? this.adInput.value.trim() : '';
+      void this.api.playbackUrl(assetId, { kind: this.kind, ...(adConfig ? { adConfig } : {}) }).then((url) => copyText(copyUrl, url), () => setText(copyUrl, 'Could not sign'));
+    });
     // A live event has no ad configuration here.
-    this.element = h('div', { class: 'player' }, this.video, h('div', { class: 'row' }, this.playButton, this.kind === 'asset' ? this.adInput : null), this.status);
+    this.element = h('div', { class: 'player' }, this.video, h('div', { class: 'row' }, this.playButton, copyUrl, this.kind === 'asset' ? this.adInput : null), this.status);
   }
 
   /** What it shows now (an asset id, a slicer id), if anything. */

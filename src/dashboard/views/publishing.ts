@@ -8,7 +8,11 @@ import { FilterBox, ProblemLine, RowActions, scroller, section, showFieldErrors 
 import type { View, ViewContext } from './view.js';
 
 const statusClass = (status: string): string => `badge status-${status}`;
-const contentOf = (s: Schedule): string => `${s.content_type === 'e' ? 'live event' : 'live channel'} ${s.content_id}`;
+/** A schedule's content in words: the slicer's name when the workspace has it, else the id. */
+const contentLabel = (s: Schedule, names: ReadonlyMap<string, string>): string => {
+  const name = names.get(s.content_id);
+  return `${s.content_type === 'e' ? 'live event' : 'live channel'} ${name ? `${name} (${s.content_id})` : s.content_id}`;
+};
 
 // Every value the API accepts (the Record types make the compiler check none is missing).
 const platforms: Record<PlatformName, string> = {
@@ -41,6 +45,8 @@ const configFields = [
  * derived status, and the schedules that use them (create, start/stop).
  */
 export function publishingView(ctx: ViewContext): View {
+  const slicerNames = new Map<string, string>();
+  const contentOf = (s: Schedule): string => contentLabel(s, slicerNames);
   let targetsById = new Map<string, Target>();
   let lastTargets: Target[] = [];
   /** The Edit buttons say which target the form edits. */
@@ -201,12 +207,12 @@ export function publishingView(ctx: ViewContext): View {
 
   const targets = new KeyedTable<Target>(
     [
-      { header: 'Target', text: (t) => t.description || t.id },
+      { header: 'Target', text: (t) => t.description || t.id, sticky: true },
+      { header: '', text: (t) => (editing?.id === t.id ? 'Editing' : 'Edit'), action: { run: (t) => edit(t) } },
       { header: 'Platform', text: (t) => t.platform },
       { header: 'Protocol', text: (t) => t.target_protocol },
       { header: 'Status', text: (t) => t.status, cellClass: (t) => statusClass(t.status) },
       { header: 'Schedules', text: (t) => String(schedulesByTarget.get(t.id) ?? 0), numeric: true, sortValue: (t) => schedulesByTarget.get(t.id) ?? 0 },
-      { header: '', text: (t) => (editing?.id === t.id ? 'Editing' : 'Edit'), action: { run: (t) => edit(t) } },
     ],
     (t) => t.id,
     'Publishing targets',
@@ -226,11 +232,7 @@ export function publishingView(ctx: ViewContext): View {
   let editingSchedule: Schedule | null = null;
   const schedules = new KeyedTable<Schedule>(
     [
-      { header: 'Target', text: (s) => targetsById.get(s.syndication_target_id)?.description || s.syndication_target_id },
-      { header: 'Content', text: contentOf },
-      { header: 'Region', text: (s) => s.region },
-      { header: 'Status', text: (s) => s.status, cellClass: (s) => statusClass(s.status) },
-      { header: 'Error', text: (s) => s.error ?? '', wrap: true, optional: true },
+      { header: 'Target', text: (s) => targetsById.get(s.syndication_target_id)?.description || s.syndication_target_id, sticky: true },
       {
         header: 'Action',
         text: (s) => (actions.isPending(s.id) ? '…' : s.status === 'active' ? 'Stop' : 'Start'),
@@ -242,6 +244,10 @@ export function publishingView(ctx: ViewContext): View {
         title: (s) => (s.status === 'active' ? 'Stop the schedule to edit it' : 'Edit the schedule in the form above'),
         action: { run: (s) => editSchedule(s), disabled: (s) => s.status === 'active' || actions.isPending(s.id) },
       },
+      { header: 'Content', text: contentOf },
+      { header: 'Region', text: (s) => s.region },
+      { header: 'Status', text: (s) => s.status, cellClass: (s) => statusClass(s.status) },
+      { header: 'Error', text: (s) => s.error ?? '', wrap: true, optional: true },
     ],
     (s) => s.id,
     'Publishing schedules',
@@ -261,7 +267,12 @@ export function publishingView(ctx: ViewContext): View {
     return h('div', { class: 'field' }, h('label', { for: input.id }, label), input, line);
   };
   const scheduleTarget = h('select', { id: 'schedule-target' });
-  const contentId = h('input', { type: 'text', id: 'schedule-content', maxlength: 64, autocomplete: 'off', placeholder: 'event-42' });
+  // The workspace's slicers to pick from (a live event is published by its slicer id); any id may still be typed.
+  const contentChoices = h('datalist', { id: 'schedule-content-choices' });
+  const contentId = h('input', { type: 'text', id: 'schedule-content', maxlength: 64, autocomplete: 'off', placeholder: 'pick a slicer or type an id', list: 'schedule-content-choices' });
+  const contentName = h('span', { class: 'hint', id: 'schedule-content-name' });
+  const nameContent = (): void => setText(contentName, slicerNames.get(contentId.value.trim()) ?? (contentId.value.trim() === '' ? '' : 'not a slicer of this workspace'));
+  contentId.addEventListener('input', nameContent);
   const contentType = h('select', { id: 'schedule-content-type' }, h('option', { value: 'e' }, 'live event'), h('option', { value: 'c' }, 'live channel'));
   const region = h('select', { id: 'schedule-region' });
   const scheduleCreate = h('button', { type: 'submit', class: 'primary', id: 'schedule-create' }, 'Create schedule');
@@ -271,7 +282,7 @@ export function publishingView(ctx: ViewContext): View {
   const scheduleForm = h('form', { class: 'inline-form', id: 'schedule-form' },
     scheduleTitle,
     scheduleField('Target', scheduleTarget, '/syndication_target_id'),
-    scheduleField('Content id', contentId, '/content_id'),
+    scheduleField('Content (slicer)', h('span', { class: 'picker' }, contentId, contentChoices, contentName), '/content_id'),
     scheduleField('Content type', contentType, '/content_type'),
     scheduleField('Region', region, '/region'),
     h('div', { class: 'field actions' }, scheduleCreate, scheduleCancel),
@@ -335,7 +346,17 @@ export function publishingView(ctx: ViewContext): View {
         // Shown by the problem line of the lists below if publishing is missing altogether.
       }
     }
-    const [targetList, scheduleList] = await Promise.allSettled([ctx.api.targets(), ctx.api.schedules()]);
+    const [targetList, scheduleList, slicerList] = await Promise.allSettled([ctx.api.targets(), ctx.api.schedules(), ctx.api.slicers()]);
+    if (slicerList.status === 'fulfilled') {
+      const items = slicerList.value.items.filter((sl) => sl.state !== 'deleted' && sl.state !== 'deleting');
+      const changed = items.length !== slicerNames.size || items.some((sl) => slicerNames.get(sl.id) !== sl.name);
+      if (changed) {
+        slicerNames.clear();
+        for (const sl of items) slicerNames.set(sl.id, sl.name);
+        contentChoices.replaceChildren(...items.map((sl) => h('option', { value: sl.id, label: `${sl.name} (${sl.ingest_protocol.toUpperCase()})` })));
+        nameContent();
+      }
+    }
     const failure = targetList.status === 'rejected' ? targetList.reason : scheduleList.status === 'rejected' ? scheduleList.reason : null;
     problem.show(failure, isMissingRoute(failure) ? 'This server does not offer publishing targets yet: ' : 'Could not load publishing: ');
     if (targetList.status === 'fulfilled') {

@@ -18,8 +18,7 @@ export function sharesView(ctx: ViewContext): View {
 
   const table = new KeyedTable<ContentShare>(
     [
-      { header: 'Workspace', text: (s) => s.grantee_id },
-      { header: 'Shared since', text: (s) => utcTime(s.created_at), sortValue: (s) => s.created_at },
+      { header: 'Workspace', text: (s) => s.grantee_id, sticky: true },
       {
         header: '',
         text: (s) => (actions.isPending(s.grantee_id) ? '…' : actions.isConfirming(s.grantee_id) ? 'Confirm stop' : 'Stop sharing'),
@@ -30,6 +29,7 @@ export function sharesView(ctx: ViewContext): View {
           disabled: (s) => actions.isPending(s.grantee_id),
         },
       },
+      { header: 'Shared since', text: (s) => utcTime(s.created_at), sortValue: (s) => s.created_at },
     ],
     (s) => s.grantee_id,
     'Workspaces your content is shared with',

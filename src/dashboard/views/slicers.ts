@@ -1,12 +1,13 @@
 import type { IngestProtocol, OutputProfile } from '../../modules/managed-slicers/managed-slicers.schema.js';
 import type { Asset, Slicer, SlicerTask } from '../api/types.js';
 import { h, setText } from '../dom.js';
-import { isMissingRoute, utcTime } from '../format.js';
+import { duration, isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
 import { Poller } from '../poller.js';
 import { FilterBox, ProblemLine, RowActions, scroller, section, showFieldErrors } from './parts.js';
-import { duration } from './library.js';
 import { AssetPlayer } from './player.js';
+import { IngestCell } from './ingest-cell.js';
+import { ingestParts } from '../ingest-parts.js';
 import type { View, ViewContext } from './view.js';
 
 // Labels for every value the API accepts (the Record types make the compiler check none is missing).
@@ -181,32 +182,14 @@ export function slicersView(ctx: ViewContext): View {
   /** A preview needs media: the slicer live (or, with a preview open, whatever it is now). */
   const canPreview = (s: Slicer): boolean => preview.current === s.id || (s.live?.state === 'live' && !busy(s));
 
+  const ingestCell = new IngestCell();
   const table = new KeyedTable<Slicer>(
     [
-      { header: 'Name', text: (s) => s.name },
-      { header: 'Region', text: (s) => s.region },
-      { header: 'Ingest → output', text: (s) => `${ingestProtocols[s.ingest_protocol] ?? s.ingest_protocol} → ${outputProfiles[s.output_profile] ?? s.output_profile}` },
-      { header: 'State', text: (s) => s.state, cellClass: (s) => `badge state-${s.state}` },
-      {
-        header: 'Live',
-        // `waiting` for waiting_for_source: the table stays within its card at 1280 px (the title says it whole).
-        text: (s) => (s.live?.state === 'waiting_for_source' ? 'waiting' : (s.live?.state ?? '—')),
-        title: (s) => `${s.live?.state ?? 'no live status'}: ${s.live?.restarts ?? 0} restart(s) since provisioned`,
-        cellClass: (s) => `badge live-${s.live?.state ?? 'unknown'}`,
-      },
-      {
-        header: 'Input',
-        text: (s) => (s.live?.input_bitrate_kbps ? `${s.live.input_bitrate_kbps} kbit/s, frame ${ago(s.live.last_frame_at)}` : '—'),
-        sortValue: (s) => s.live?.input_bitrate_kbps ?? 0,
-        wrap: true,
-      },
-      { header: 'Last failure', text: (s) => s.live?.failure_reason ?? '', wrap: true, optional: true },
-      { header: 'Ingest URL', text: (s) => s.ingest_url ?? '—', wrap: true },
-      { header: 'Latest task', text: (s) => `${s.task.operation} ${s.task.state}`, cellClass: (s) => `badge state-${s.task.state.toLowerCase()}` },
+      { header: 'Name', text: (s) => s.name, sticky: true },
       {
         header: '',
         text: () => '',
-        // Stacked in one column: the rows are tall anyway (the keyed ingest URL wraps), and the table stays within 1280 px.
+        // Beside the name (which stays in view while the table scrolls), stacked in one column.
         actions: [
           {
             label: (s) => (preview.current === s.id ? 'Stop preview' : 'Preview'),
@@ -236,6 +219,31 @@ export function slicersView(ctx: ViewContext): View {
           },
         ],
       },
+      { header: 'Region', text: (s) => s.region },
+      { header: 'Ingest → output', text: (s) => `${ingestProtocols[s.ingest_protocol] ?? s.ingest_protocol} → ${outputProfiles[s.output_profile] ?? s.output_profile}` },
+      { header: 'State', text: (s) => s.state, cellClass: (s) => `badge state-${s.state}` },
+      {
+        header: 'Live',
+        // `waiting` for waiting_for_source: the table stays within its card at 1280 px (the title says it whole).
+        text: (s) => (s.live?.state === 'waiting_for_source' ? 'waiting' : (s.live?.state ?? '—')),
+        title: (s) => `${s.live?.state ?? 'no live status'}: ${s.live?.restarts ?? 0} restart(s) since provisioned`,
+        cellClass: (s) => `badge live-${s.live?.state ?? 'unknown'}`,
+      },
+      {
+        header: 'Input',
+        text: (s) => (s.live?.input_bitrate_kbps ? `${s.live.input_bitrate_kbps} kbit/s, frame ${ago(s.live.last_frame_at)}` : '—'),
+        sortValue: (s) => s.live?.input_bitrate_kbps ?? 0,
+        wrap: true,
+      },
+      { header: 'Last failure', text: (s) => s.live?.failure_reason ?? '', wrap: true, optional: true },
+      {
+        header: 'Ingest',
+        // The text (sorting, filtering) never carries the key; the cell shows it only on Show.
+        text: (s) => (s.ingest_url === null ? '—' : ingestParts(s.ingest_protocol, s.ingest_url).masked),
+        render: (s, cell) => ingestCell.render(s.ingest_protocol, s.ingest_url, cell),
+        wrap: true,
+      },
+      { header: 'Latest task', text: (s) => `${s.task.operation} ${s.task.state}`, cellClass: (s) => `badge state-${s.task.state.toLowerCase()}` },
     ],
     (s) => s.id,
     'Managed slicers',

@@ -1,5 +1,5 @@
 import type { OperationalEventType } from '../../platform/operational-events.js';
-import type { WebhookAttempt, WebhookSubscription } from '../api/types.js';
+import type { WebhookAttempt, WebhookAttemptDetail, WebhookSubscription } from '../api/types.js';
 import { h, setText } from '../dom.js';
 import { isMissingRoute, utcTime } from '../format.js';
 import { KeyedTable } from '../keyed-table.js';
@@ -26,6 +26,7 @@ export function webhooksView(ctx: ViewContext): View {
   let attempts: WebhookAttempt[] = [];
   /** Delete takes a second click; enable/disable does not. */
   const actions = new RowActions({ problem: actionProblem, redraw: () => table.update(subscriptions), refresh: () => poller.refreshNow() });
+  const rotations = new RowActions({ problem: actionProblem, redraw: () => table.update(subscriptions), refresh: () => poller.refreshNow() });
   const resends = new RowActions({ problem: actionProblem, redraw: () => attemptTable.update(attempts), refresh: () => poller.refreshNow() });
 
   // Create.
@@ -86,12 +87,7 @@ export function webhooksView(ctx: ViewContext): View {
 
   const table = new KeyedTable<WebhookSubscription>(
     [
-      { header: 'Endpoint', text: (s) => s.url, title: (s) => `Subscription ${s.id}`, wrap: true },
-      { header: 'Events', text: (s) => s.event_types.join(', '), wrap: true },
-      { header: 'Description', text: (s) => s.description, wrap: true, optional: true },
-      { header: 'State', text: (s) => (s.enabled ? 'enabled' : 'disabled'), cellClass: (s) => `badge ${s.enabled ? 'state-active' : 'state-stopped'}` },
-      { header: 'Pending', text: (s) => String(s.pending_deliveries), numeric: true, sortValue: (s) => s.pending_deliveries },
-      { header: 'Created', text: (s) => utcTime(s.created_at), sortValue: (s) => s.created_at },
+      { header: 'Endpoint', text: (s) => s.url, title: (s) => `Subscription ${s.id}`, wrap: true, sticky: true },
       {
         header: '',
         text: () => '',
@@ -103,6 +99,19 @@ export function webhooksView(ctx: ViewContext): View {
             disabled: (s) => actions.isPending(s.id),
           },
           {
+            label: (s) => (rotations.isPending(s.id) ? '…' : rotations.isConfirming(s.id) ? 'Confirm rotate' : 'Rotate secret'),
+            title: 'A new signing secret, shown once; the old one keeps signing (a second signature) for 24 hours',
+            className: (s) => (rotations.isConfirming(s.id) ? 'confirm' : ''),
+            run: (s) =>
+              void rotations.run(s.id, async () => {
+                const rotated = await ctx.api.rotateWebhookSecret(s.id);
+                setText(secretValue, rotated.signing_secret);
+                setText(secretFor, `New secret for ${rotated.url}: the old one also signs for 24 hours, time to update the receiver.`);
+                secretBox.hidden = false;
+              }, `Could not rotate the secret of ${s.url}: `, true),
+            disabled: (s) => rotations.isPending(s.id) || actions.isPending(s.id),
+          },
+          {
             label: (s) => (actions.isPending(s.id) ? '…' : actions.isConfirming(s.id) ? 'Confirm delete' : 'Delete'),
             className: (s) => (actions.isConfirming(s.id) ? 'confirm' : ''),
             run: (s) => void actions.run(s.id, () => ctx.api.deleteWebhookSubscription(s.id), `Could not delete ${s.url}: `, true),
@@ -110,6 +119,11 @@ export function webhooksView(ctx: ViewContext): View {
           },
         ],
       },
+      { header: 'Events', text: (s) => s.event_types.join(', '), wrap: true },
+      { header: 'Description', text: (s) => s.description, wrap: true, optional: true },
+      { header: 'State', text: (s) => (s.enabled ? 'enabled' : 'disabled'), cellClass: (s) => `badge ${s.enabled ? 'state-active' : 'state-stopped'}` },
+      { header: 'Pending', text: (s) => String(s.pending_deliveries), numeric: true, sortValue: (s) => s.pending_deliveries },
+      { header: 'Created', text: (s) => utcTime(s.created_at), sortValue: (s) => s.created_at },
     ],
     (s) => s.id,
     'Subscribed endpoints',
@@ -121,14 +135,16 @@ export function webhooksView(ctx: ViewContext): View {
   const endpointOf = (a: WebhookAttempt) => subscriptions.find((s) => s.id === a.subscription_id)?.url ?? a.url;
   const attemptTable = new KeyedTable<WebhookAttempt>(
     [
-      { header: 'Time', text: (a) => utcTime(a.ts), sortValue: (a) => a.ts },
-      { header: 'Endpoint', text: endpointOf, wrap: true },
-      { header: 'Outcome', text: (a) => (a.status === null ? a.outcome : `${a.outcome} (${a.status})`), cellClass: (a) => `badge outcome-${a.outcome}` },
-      { header: 'Detail', text: (a) => a.detail ?? '', wrap: true, optional: true },
+      { header: 'Event', text: (a) => details.get(a.id)?.event.type ?? '…', title: (a) => `webhook-id ${a.webhook_id}`, sticky: true },
       {
         header: '',
         text: () => '',
         actions: [
+          {
+            label: (a) => (shownDetail === a.id ? 'Hide payload' : 'Payload'),
+            title: 'The event and the exact body sent',
+            run: (a) => void showPayload(a),
+          },
           {
             label: (a) => (resends.isPending(a.id) ? '…' : 'Resend'),
             title: 'Sends the same event (same webhook-id) again now',
@@ -137,12 +153,46 @@ export function webhooksView(ctx: ViewContext): View {
           },
         ],
       },
+      { header: 'Time', text: (a) => utcTime(a.ts), sortValue: (a) => a.ts },
+      { header: 'Endpoint', text: endpointOf, wrap: true },
+      { header: 'Outcome', text: (a) => (a.status === null ? a.outcome : `${a.outcome} (${a.status})`), cellClass: (a) => `badge outcome-${a.outcome}` },
+      { header: 'Detail', text: (a) => a.detail ?? '', wrap: true, optional: true },
     ],
     (a) => a.id,
     'Latest delivery attempts',
     { sortable: true },
   );
   attemptTable.element.id = 'webhook-attempts';
+  // Attempts never change once logged: each one's event (type and body) is read once and kept.
+  const details = new Map<string, WebhookAttemptDetail>();
+  const learnDetails = async (list: readonly WebhookAttempt[]): Promise<void> => {
+    const missing = list.filter((a) => !details.has(a.id)).slice(0, 20);
+    const read = await Promise.allSettled(missing.map((a) => ctx.api.webhookAttempt(a.id)));
+    read.forEach((r) => {
+      if (r.status === 'fulfilled') details.set(r.value.id, r.value);
+    });
+    for (const id of details.keys()) if (!list.some((a) => a.id === id) && details.size > 200) details.delete(id);
+    if (missing.length > 0) attemptTable.update(attempts);
+  };
+  let shownDetail: string | undefined;
+  const payloadTitle = h('h3', { id: 'webhook-payload-title' });
+  const payloadBody = h('pre', { id: 'webhook-payload' });
+  const payloadBox = h('div', { id: 'webhook-payload-box', hidden: true }, payloadTitle, payloadBody);
+  const showPayload = async (a: WebhookAttempt): Promise<void> => {
+    if (shownDetail === a.id) {
+      shownDetail = undefined;
+      payloadBox.hidden = true;
+      attemptTable.update(attempts);
+      return;
+    }
+    shownDetail = a.id;
+    const detail = details.get(a.id) ?? (await ctx.api.webhookAttempt(a.id));
+    details.set(a.id, detail);
+    setText(payloadTitle, `${detail.event.type} at ${detail.event.timestamp} (webhook-id ${detail.webhook_id})`);
+    setText(payloadBody, JSON.stringify(detail.event.data, null, 2));
+    payloadBox.hidden = false;
+    attemptTable.update(attempts);
+  };
   const noAttempts = h('p', { class: 'muted', id: 'webhook-attempts-empty', hidden: true }, 'No delivery attempt yet.');
 
   const element = h(
@@ -154,7 +204,7 @@ export function webhooksView(ctx: ViewContext): View {
         'signed (Standard Webhooks) and retried on a schedule until it answers 2xx.'),
       form, createProblem.element, secretBox),
     section('Endpoints', problem.element, actionProblem.element, empty, scroller(table.element)),
-    section('Deliveries', noAttempts, scroller(attemptTable.element)),
+    section('Deliveries', noAttempts, scroller(attemptTable.element), payloadBox),
   );
 
   const poller = new Poller(async () => {
@@ -167,6 +217,7 @@ export function webhooksView(ctx: ViewContext): View {
       noAttempts.hidden = attempts.length > 0;
       table.update(subscriptions);
       attemptTable.update(attempts);
+      void learnDetails(attempts).catch(() => undefined);
     } catch (err) {
       problem.show(err, isMissingRoute(err) ? 'This server does not offer webhooks: ' : 'Could not load the webhook subscriptions: ');
     }
@@ -178,6 +229,7 @@ export function webhooksView(ctx: ViewContext): View {
     hide: () => {
       poller.stop();
       actions.clearConfirming();
+      rotations.clearConfirming();
       // The secret is not left on screen for whoever opens the view next.
       secretBox.hidden = true;
       setText(secretValue, '');

@@ -68,6 +68,14 @@ describe('dashboard route, served from source (built on first request)', () => {
     }
   });
 
+  test('/favicon.ico is the dashboard icon (not a 404 in every browser tab)', async () => {
+    const icon = await t.app.inject({ method: 'GET', url: '/favicon.ico' });
+    assert.equal(icon.statusCode, 200);
+    assert.equal(icon.headers['content-type'], 'image/svg+xml');
+    assert.match(icon.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.match(String((await t.app.inject({ method: 'GET', url: '/dashboard' })).body), /<link rel="icon" href="\/favicon\.ico"/);
+  });
+
   test('unknown or odd asset names are problems, never files', async () => {
     const missing = await t.app.inject({ method: 'GET', url: '/dashboard/assets/app-OLDBUILD.js' });
     assert.equal(missing.statusCode, 404);

@@ -4,23 +4,23 @@ import { Webhook } from 'standardwebhooks';
 import { FakeClock } from '../../platform/clock.js';
 import { sequentialIds } from '../../platform/ids.js';
 import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
-import { CallbackClient } from './callback-client.js';
+import { createOutbound } from '../../platform/net/outbound.js';
+import { CallbackClient } from '../../platform/outbound/delivery-client.js';
 import { CallbackDispatcher } from './callback-dispatcher.js';
 import type { CallbackDispatcherOptions } from './callback-dispatcher.js';
 import type { DeliveryAttempt } from './delivery-log.js';
 import type { ErrorReport } from './error-report.js';
 import { settle } from './testing/fake-transport.js';
-import { closedLoopbackPort, startLocalReceiver } from './testing/local-receiver.js';
-import type { LocalReceiver, ReceiverBehaviour } from './testing/local-receiver.js';
-import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
+import { closedLoopbackPort, startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import type { LocalReceiver, ReceiverBehaviour } from '../../platform/outbound/testing/local-receiver.js';
+import { generateSigningSecret, WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 
 // The dispatcher and the client share one fake clock: pauses and the 5 s timeout move only when told.
 // Receivers are real HTTP servers on 127.0.0.1, admitted by the allow-list as in local development.
 const opts = { timeout: 15_000 };
 const secret = generateSigningSecret();
 const signer = new WebhookSigner([secret]);
-const guard = new SsrfGuard({ resolver: { resolve: () => Promise.reject(new Error('no DNS in tests')) }, allowList: parseCallbackAllowList('127.0.0.1/32') });
+const outbound = createOutbound({ resolver: { resolve: () => Promise.reject(new Error('no DNS in tests')) }, allowList: parseCallbackAllowList('127.0.0.1/32') });
 const receivers: LocalReceiver[] = [];
 const cleanups: Array<() => Promise<void> | void> = [];
 
@@ -48,7 +48,7 @@ const report = (owner: string): ErrorReport => ({
 
 const setup = (url: string, options: Partial<CallbackDispatcherOptions> = {}) => {
   const clock = new FakeClock(Date.now());
-  const client = new CallbackClient({ guard, clock });
+  const client = new CallbackClient({ outbound, clock });
   const attempts: DeliveryAttempt[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   const dispatcher = new CallbackDispatcher({

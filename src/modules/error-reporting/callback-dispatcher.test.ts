@@ -8,7 +8,7 @@ import type { CallbackDispatcherOptions } from './callback-dispatcher.js';
 import type { DroppedReport } from './delivery-log.js';
 import type { ErrorReport } from './error-report.js';
 import { FakeTransport, settle } from './testing/fake-transport.js';
-import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
+import { generateSigningSecret, WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 
 const secret = generateSigningSecret();
 const signer = new WebhookSigner([secret]);

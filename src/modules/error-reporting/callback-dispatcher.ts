@@ -1,8 +1,8 @@
 import type { Clock } from '../../platform/clock.js';
 import type { ErrorReportSink } from '../../platform/error-report-sink.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { CallbackRequest, CallbackTransport } from './callback-client.js';
-import type { DeliveryOutcome } from './delivery-outcome.js';
+import type { CallbackRequest, CallbackTransport } from '../../platform/outbound/delivery-client.js';
+import type { DeliveryOutcome } from '../../platform/outbound/delivery-outcome.js';
 import type { DeliveryAttempt, DeliveryCounters, DroppedReport, DropReason } from './delivery-log.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { ErrorReportInput } from './error-report.js';

@@ -6,7 +6,7 @@ import { sequentialIds } from '../../platform/ids.js';
 import { CallbackDispatcher } from './callback-dispatcher.js';
 import type { ErrorReportInput } from './error-report.js';
 import { FakeTransport, settle } from './testing/fake-transport.js';
-import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
+import { generateSigningSecret, WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 import { callbackLinkOf } from './callback-link.js';
 import { ChangeFeed } from '../../platform/cluster/change-feed.js';
 import { eventually } from '../../../test/helpers/eventually.js';

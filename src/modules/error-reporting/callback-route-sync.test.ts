@@ -9,8 +9,8 @@ import { FakeClock } from '../../platform/clock.js';
 import { sequentialIds } from '../../platform/ids.js';
 import { createRuntime } from '../../runtime.js';
 import type { Runtime } from '../../runtime.js';
-import { startLocalReceiver } from './testing/local-receiver.js';
-import type { LocalReceiver } from './testing/local-receiver.js';
+import { startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import type { LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 
 // Two runtimes over one database stand for two server processes (or a restart): settings are
 // stored, loaded at start, and a change made through one is picked up by the other's next check.

@@ -2,11 +2,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../platform/worker-thread.js';
-import type { CallbackRequest } from './callback-client.js';
+import type { CallbackRequest } from '../../platform/outbound/delivery-client.js';
 import { ThreadedCallbackSender } from './callback-sender.js';
 import type { CallbackSenderStart, SenderAnswer, SenderRequest } from './callback-sender.js';
-import { closedLoopbackPort, startLocalReceiver } from './testing/local-receiver.js';
-import type { LocalReceiver } from './testing/local-receiver.js';
+import { closedLoopbackPort, startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import type { LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 
 // Every address here is loopback (the allow-list admits 127.0.0.1 only), so the thread's own DNS is never asked.
 const request: CallbackRequest = { body: '{"owner":"ws1","code":404}', headers: { 'webhook-id': 'msg_1', 'webhook-signature': 'v1,abc' } };

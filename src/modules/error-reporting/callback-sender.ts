@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../platform/worker-thread.js';
-import type { CallbackRequest, CallbackTransport } from './callback-client.js';
-import type { DeliveryOutcome } from './delivery-outcome.js';
+import type { CallbackRequest, CallbackTransport } from '../../platform/outbound/delivery-client.js';
+import type { DeliveryOutcome } from '../../platform/outbound/delivery-outcome.js';
 
 /** What the sender thread is started with: the settings its own `CallbackClient` and SSRF guard are built from. */
 export interface CallbackSenderSettings {

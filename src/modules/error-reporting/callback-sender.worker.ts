@@ -1,9 +1,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
-import { CallbackClient } from './callback-client.js';
+import { createOutbound } from '../../platform/net/outbound.js';
+import { CallbackClient } from '../../platform/outbound/delivery-client.js';
 import type { CallbackSenderStart, SenderAnswer, SenderRequest } from './callback-sender.js';
-import type { DeliveryOutcome } from './delivery-outcome.js';
+import type { DeliveryOutcome } from '../../platform/outbound/delivery-outcome.js';
 
 /**
  * The callback sender thread (callback-sender.ts): its own `CallbackClient` (keep-alive pools,
@@ -15,7 +15,8 @@ import type { DeliveryOutcome } from './delivery-outcome.js';
 const settings = workerData as CallbackSenderStart;
 const answersRead = new Int32Array(settings.answersRead);
 const client = new CallbackClient({
-  guard: new SsrfGuard({ allowList: parseCallbackAllowList(settings.allowList) }),
+  // This thread's own outbound layer, from the same allow-list (objects do not cross threads).
+  outbound: createOutbound({ allowList: parseCallbackAllowList(settings.allowList) }),
   timeoutMs: settings.timeoutMs,
   connectionsPerEndpoint: settings.connectionsPerEndpoint,
 });

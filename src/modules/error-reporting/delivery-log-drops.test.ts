@@ -5,9 +5,9 @@ import type { TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { playbackError, verifies } from './testing/logged-attempts.js';
-import { startLocalReceiver } from './testing/local-receiver.js';
-import type { LocalReceiver } from './testing/local-receiver.js';
-import { WebhookSigner } from './webhook-signature.js';
+import { startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import type { LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import { WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 
 const opts = { timeout: 60_000 };
 

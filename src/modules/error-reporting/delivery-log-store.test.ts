@@ -4,10 +4,10 @@ import { testEngines, type TestStorage } from '../../../test/helpers/engines.js'
 import { eventually } from '../../../test/helpers/eventually.js';
 import { FakeClock } from '../../platform/clock.js';
 import { randomIds, sequentialIds } from '../../platform/ids.js';
-import type { CallbackRequest } from './callback-client.js';
+import type { CallbackRequest } from '../../platform/outbound/delivery-client.js';
 import type { DeliveryAttempt } from './delivery-log.js';
 import { DeliveryLogStore, type DeliveryLogStoreOptions } from './delivery-log-store.js';
-import { listDeliveries } from './delivery-log.repository.js';
+import { listDeliveries } from '../../platform/outbound/attempt-log.repository.js';
 import { deleteWorkspaceRows } from './error-reporting.repository.js';
 
 const hour = 3_600_000;

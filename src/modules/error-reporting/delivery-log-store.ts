@@ -1,9 +1,9 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { CallbackRequest } from './callback-client.js';
+import type { CallbackRequest } from '../../platform/outbound/delivery-client.js';
 import type { DroppedReport, LoggedAttempt } from './delivery-log.js';
-import * as repo from './delivery-log.repository.js';
+import * as repo from '../../platform/outbound/attempt-log.repository.js';
 
 export interface DeliveryLogStoreOptions {
   db: Db;

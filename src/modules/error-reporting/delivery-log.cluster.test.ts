@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test/helpers/cluster-pair.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import type { FakeClock } from '../../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from './testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 
 const skip = await clusterPairProblem();
 

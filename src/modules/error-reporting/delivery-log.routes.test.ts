@@ -6,8 +6,8 @@ import { eventually } from '../../../test/helpers/eventually.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { PlaylineApiError } from '../../client/index.js';
 import { playbackError, verifies } from './testing/logged-attempts.js';
-import { startLocalReceiver } from './testing/local-receiver.js';
-import type { LocalReceiver } from './testing/local-receiver.js';
+import { startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import type { LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 
 const env = { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' };
 const opts = { timeout: 30_000 };

@@ -1,7 +1,7 @@
-import type { CallbackRequest } from './callback-client.js';
+import type { CallbackRequest } from '../../platform/outbound/delivery-client.js';
 import { CircularBuffer } from './circular-buffer.js';
-import type { DeliveryOutcome, DeliveryOutcomeKind, LoggedOutcomeKind } from './delivery-outcome.js';
-import { isUnreachable } from './delivery-outcome.js';
+import type { DeliveryOutcome, DeliveryOutcomeKind, LoggedOutcomeKind } from '../../platform/outbound/delivery-outcome.js';
+import { isUnreachable } from '../../platform/outbound/delivery-outcome.js';
 
 /**
  * Why a report was not sent: `throttled` (the endpoint's queue was full), `paused` (the endpoint was

@@ -1,13 +1,13 @@
 import type { Clock } from '../../platform/clock.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { CallbackRequest, CallbackTransport } from './callback-client.js';
+import type { CallbackRequest, CallbackTransport } from '../../platform/outbound/delivery-client.js';
 import { CircularBuffer } from './circular-buffer.js';
-import type { DeliveryOutcome } from './delivery-outcome.js';
-import { isUnreachable } from './delivery-outcome.js';
+import type { DeliveryOutcome } from '../../platform/outbound/delivery-outcome.js';
+import { isUnreachable } from '../../platform/outbound/delivery-outcome.js';
 import type { DeliveryAttempt, DeliveryLog, DroppedReport, DropReason } from './delivery-log.js';
 import type { ErrorReport, ErrorReportInput } from './error-report.js';
 import { boundedReport } from './error-report.js';
-import type { WebhookSigner } from './webhook-signature.js';
+import type { WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 
 /** Where one workspace's reports go, and how they are signed. */
 export interface CallbackRoute {

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { CallbackDispatcher } from './callback-dispatcher.js';
 import type { DeliveryLogStoreStats } from './delivery-log-store.js';
-import { deliveryOutcomeKinds } from './delivery-outcome.js';
+import { deliveryOutcomeKinds } from '../../platform/outbound/delivery-outcome.js';
 import type { DeliveryAttempt } from './delivery-log.js';
 import { dropReasons } from './delivery-log.js';
 

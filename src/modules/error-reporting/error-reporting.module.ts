@@ -2,19 +2,15 @@ import type { BackgroundWork } from '../../platform/background-work.js';
 import type { Clock } from '../../platform/clock.js';
 import { systemClock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
-import { ConfigError } from '../../platform/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { Logger } from '../../platform/logger.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
-import { AllowListError, parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import type { CallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
-import type { HostResolver } from '../../platform/net/ssrf-guard.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { Registry } from 'prom-client';
-import { CallbackClient } from './callback-client.js';
-import type { CallbackTransport } from './callback-client.js';
+import { CallbackClient } from '../../platform/outbound/delivery-client.js';
+import type { CallbackTransport } from '../../platform/outbound/delivery-client.js';
 import { ThreadedCallbackSender } from './callback-sender.js';
 import { CallbackDispatcher } from './callback-dispatcher.js';
 import { CallbackRouteSync } from './callback-route-sync.js';
@@ -40,6 +36,8 @@ export interface ErrorReportingDeps {
   metrics: { registry: Registry };
   /** The module's logger (a child of the runtime's root). */
   log: Pick<Logger, 'warn' | 'error'>;
+  /** The one way out of the process (platform/net/outbound.ts): the guard and DNS pinning are inside. */
+  outbound: Outbound;
 }
 
 /** Cluster mode's link between instances (callback-link.ts): changes travel at once. */
@@ -61,8 +59,6 @@ export interface CallbackClusterLink {
 export interface ErrorReportingOverrides {
   /** Cluster mode: settings changes and endpoint pauses reach the other instances at once. */
   cluster?: CallbackClusterLink;
-  /** DNS for the SSRF guard (tests answer from a table). */
-  resolver?: HostResolver;
   /** Settings check interval for changes made by other instances. Default 500 ms. */
   pollMs?: number;
   onError?: (error: unknown) => void;
@@ -84,33 +80,20 @@ export interface ErrorReporting {
   parts: ModuleParts;
 }
 
-const allowListOf = (value: string): CallbackAllowList => {
-  try {
-    return parseCallbackAllowList(value);
-  } catch (error) {
-    if (error instanceof AllowListError) throw new ConfigError(error.message);
-    throw error;
-  }
-};
-
 /** Builds Error Reporting from the runtime's pieces; a bad allow-list entry stops the start. */
 export function createErrorReporting(deps: ErrorReportingDeps, overrides: ErrorReportingOverrides = {}): ErrorReporting {
   const { config, clock, ids, box } = deps;
   const db = deps.storage.db;
-  const guard = new SsrfGuard({
-    allowList: allowListOf(config.outboundAllowlist),
-    clock,
-    ...(overrides.resolver ? { resolver: overrides.resolver } : {}),
-  });
   const client = new CallbackClient({
-    guard,
+    outbound: deps.outbound,
     clock,
     timeoutMs: config.callbackTimeoutMs,
     connectionsPerEndpoint: config.callbackConcurrency,
   });
   // The sender thread keeps delivery off the event loop that serves the API. It runs on the system
-  // clock and DNS, so a runtime given a test clock or resolver sends from the main thread instead.
-  const threaded = config.callbackThread && clock === systemClock && !overrides.resolver;
+  // clock and DNS (its outbound layer is rebuilt there from the allow-list), so a runtime given a
+  // test clock or resolver sends from the main thread instead.
+  const threaded = config.callbackThread && clock === systemClock && deps.outbound.systemDns;
   const onError = (message: string, err: unknown) => deps.log.error({ err }, message);
   const transport = threaded
     ? new ThreadedCallbackSender({

@@ -1,6 +1,6 @@
 import type { Db } from '../../platform/db/database.js';
 import type { ErrorReportingSettingsTable } from './error-reporting.tables.js';
-import { deleteWorkspaceDeliveries } from './delivery-log.repository.js';
+import { deleteWorkspaceDeliveries } from '../../platform/outbound/attempt-log.repository.js';
 
 export type SettingsRow = ErrorReportingSettingsTable;
 

@@ -4,9 +4,9 @@ import { createTestApp } from '../../../test/helpers/test-app.js';
 import type { TestApp } from '../../../test/helpers/test-app.js';
 import type { PlaybackErrorReport } from '../../platform/error-report-sink.js';
 import { PlaylineApiError } from '../../client/index.js';
-import { startLocalReceiver } from './testing/local-receiver.js';
-import type { LocalReceiver } from './testing/local-receiver.js';
-import { WebhookSigner } from './webhook-signature.js';
+import { startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import type { LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
+import { WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 
 // Receivers are real HTTP servers on 127.0.0.1, admitted by the allow-list as in local development.
 const env = { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' };

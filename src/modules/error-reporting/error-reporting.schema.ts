@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { deliveryOutcomeKinds, loggedOutcomeKinds } from './delivery-outcome.js';
+import { deliveryOutcomeKinds, loggedOutcomeKinds } from '../../platform/outbound/delivery-outcome.js';
 import { dropReasons } from './delivery-log.js';
 
 const Outcome = Type.Union(

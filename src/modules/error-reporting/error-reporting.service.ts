@@ -4,15 +4,15 @@ import { AppError } from '../../platform/errors.js';
 import { decodeTimeIdCursor, encodeCursor } from '../../platform/http/cursor.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import type { CallbackObservation, CallbackTester } from './callback-client.js';
+import type { CallbackObservation, CallbackTester } from '../../platform/outbound/delivery-client.js';
 import type { CallbackDispatcher, EndpointState } from './callback-dispatcher.js';
 import type { DeliveryAttempt, DeliveryCounters } from './delivery-log.js';
 import type { DeliveryLogStore } from './delivery-log-store.js';
-import * as deliveryRepo from './delivery-log.repository.js';
-import type { LoggedOutcomeKind } from './delivery-outcome.js';
+import * as deliveryRepo from '../../platform/outbound/attempt-log.repository.js';
+import type { LoggedOutcomeKind } from '../../platform/outbound/delivery-outcome.js';
 import { sampleReport } from './error-report.js';
 import * as repo from './error-reporting.repository.js';
-import { generateSigningSecret, WebhookSigner } from './webhook-signature.js';
+import { generateSigningSecret, WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 
 /** A workspace's Error Reporting settings, secrets opened. */
 export interface CallbackSettings {

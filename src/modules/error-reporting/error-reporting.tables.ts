@@ -1,3 +1,5 @@
+import type { AttemptLogTables, DeliveryAttemptTable } from '../../platform/outbound/attempt-log.tables.js';
+
 /** One row per workspace that has touched its Error Reporting settings. */
 export interface ErrorReportingSettingsTable {
   workspace_id: string;
@@ -14,36 +16,11 @@ export interface ErrorReportingSettingsTable {
   updated_at: number;
 }
 
-/** One callback delivery attempt (the persistent delivery log), kept for the retention period. */
-export interface ErrorReportDeliveryTable {
-  /** `att_<hex>`. */
-  id: string;
-  workspace_id: string;
-  /** The `webhook-id` sent (a resend keeps the report's id, as Standard Webhooks asks). */
-  webhook_id: string;
-  url: string;
-  /** Unix ms when the attempt ended. */
-  at: number;
-  outcome: string;
-  status: number | null;
-  latency_ms: number;
-  detail: string | null;
-  /** The exact body sent. */
-  body: string;
-  /** JSON of the signature headers sent (webhook-id, webhook-timestamp, webhook-signature). */
-  headers: string;
-  /** The attempt this one resent, or null for a delivery of a new report. */
-  resend_of: string | null;
-  /**
-   * The webhook subscription an operational event was sent to (src/modules/webhooks), or null
-   * for an Error Report: both kinds share this log, its retention and its sweep.
-   */
-  subscription_id: string | null;
-}
+/** The shared delivery attempt log lives with the outbound delivery machinery (platform/outbound). */
+export type ErrorReportDeliveryTable = DeliveryAttemptTable;
 
-export interface ErrorReportingTables {
+export interface ErrorReportingTables extends AttemptLogTables {
   error_reporting_settings: ErrorReportingSettingsTable;
-  error_report_deliveries: ErrorReportDeliveryTable;
 }
 
 // The module adds its tables to the database's type itself, so platform/db names no module.

@@ -1,6 +1,6 @@
-import type { DeliveryRow, DeliverySummaryRow } from './delivery-log.repository.js';
+import type { DeliveryRow, DeliverySummaryRow } from '../../platform/outbound/attempt-log.repository.js';
 import { isDropReason } from './delivery-log.js';
-import type { LoggedOutcomeKind } from './delivery-outcome.js';
+import type { LoggedOutcomeKind } from '../../platform/outbound/delivery-outcome.js';
 import type {
   DeliveriesView, LoggedAttemptCollectionView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView,
 } from './error-reporting.schema.js';

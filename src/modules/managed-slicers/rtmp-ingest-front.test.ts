@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { FakeClock } from '../../platform/clock.js';
-import { decodeAmf0, encodeAmf0, type Amf0Value } from '../syndication/amf0.js';
+import { decodeAmf0, encodeAmf0, type Amf0Value } from '../../platform/media/rtmp/amf0.js';
 import {
   MSG_ACKNOWLEDGEMENT,
   MSG_AUDIO,
@@ -19,7 +19,7 @@ import {
   RtmpChunkReader,
   RtmpChunkWriter,
   type RtmpMessage,
-} from '../syndication/rtmp-chunks.js';
+} from '../../platform/media/rtmp/rtmp-chunks.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { startRtmpIngestFront, type IngestPublisher, type IngestRefusal, type RtmpIngestFront, type RtmpIngestFrontOptions } from './rtmp-ingest-front.js';

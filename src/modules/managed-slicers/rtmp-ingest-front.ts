@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import type { Amf0Value } from '../syndication/amf0.js';
-import type { RtmpMessage } from '../syndication/rtmp-chunks.js';
+import type { Amf0Value } from '../../platform/media/rtmp/amf0.js';
+import type { RtmpMessage } from '../../platform/media/rtmp/rtmp-chunks.js';
 import { PublishingSession, type IngestPublisher } from './rtmp-ingest-session.js';
 import { IngestWire, commandOf, commandResult, connectPreamble, connectResult, publishStatus } from './rtmp-ingest-wire.js';
 

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Clock } from '../../platform/clock.js';
-import { MSG_AUDIO, MSG_DATA_AMF0, MSG_VIDEO, type RtmpMessage } from '../syndication/rtmp-chunks.js';
+import { MSG_AUDIO, MSG_DATA_AMF0, MSG_VIDEO, type RtmpMessage } from '../../platform/media/rtmp/rtmp-chunks.js';
 import { FLV_HEADER, commandOf, flvTag, publishStatus, scriptData, streamBegin, type IngestWire } from './rtmp-ingest-wire.js';
 
 /** Why a publishing session ended. */

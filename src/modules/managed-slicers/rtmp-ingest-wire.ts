@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from '../syndication/amf0.js';
+import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from '../../platform/media/rtmp/amf0.js';
 import {
   MSG_ACKNOWLEDGEMENT,
   MSG_AUDIO,
@@ -12,7 +12,7 @@ import {
   RtmpChunkReader,
   RtmpChunkWriter,
   type RtmpMessage,
-} from '../syndication/rtmp-chunks.js';
+} from '../../platform/media/rtmp/rtmp-chunks.js';
 
 /**
  * The server side of one encoder's RTMP connection, shared by the setup phase and the

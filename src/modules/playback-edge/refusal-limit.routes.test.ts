@@ -4,7 +4,7 @@ import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { placeFakeAssets } from './testing/edge-test-kit.js';
 import type { FakeClock } from '../../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 import { testEdge, type TestEdge } from './testing/edge-test-kit.js';
 
 const LIMIT = 5;

@@ -6,7 +6,7 @@ import { clusterPair, clusterPairProblem, type ClusterPair } from '../../../test
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import type { FakeClock } from '../../platform/clock.js';
 import { assetDir } from '../../platform/media/media-layout.js';
-import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 import { IngestEventSink } from './playback-events.js';
 import { mediaUris, testEdge, variantUris, type TestEdge } from './testing/edge-test-kit.js';
 import { fakeSegmentBytes, writeFakeAsset } from './testing/media-fixtures.js';

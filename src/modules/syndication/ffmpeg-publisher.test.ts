@@ -10,6 +10,8 @@ import { FakeClock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import type { MediaProcessOptions, MediaProcessResult } from '../../platform/media/media-process.js';
 import { livePlaylistPath } from '../../platform/media/media-layout.js';
+import { createOutbound } from '../../platform/net/outbound.js';
+import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
 import { FfmpegPublisher, type PushReport } from './ffmpeg-publisher.js';
 import type { PublishJob } from './publisher.js';
 import type { TargetCreateBody } from './syndication.schema.js';
@@ -68,7 +70,8 @@ describe('FfmpegPublisher supervision (fake clock, fake ffmpeg)', () => {
       mediaRoot,
       clock,
       log: createLogger({ level: 'silent' }),
-      checkAddress: async () => ({ ok: true, address: '127.0.0.1', family: 4 }),
+      // Destinations resolve to loopback, which the allow-list admits (as PLAYLINE_OUTBOUND_ALLOWLIST would).
+      outbound: createOutbound({ resolver: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] }, allowList: parseCallbackAllowList('127.0.0.1/32') }),
       ingest: {},
       report: (r) => void reports.push(r),
       wanted: async () => wantedNow,
@@ -200,7 +203,8 @@ describe('FfmpegPublisher supervision (fake clock, fake ffmpeg)', () => {
       mediaRoot,
       clock,
       log: createLogger({ level: 'silent' }),
-      checkAddress: async () => ({ ok: false, detail: '127.0.0.1 is a loopback address' }),
+      // No allow-list, as in production: a loopback destination is refused.
+      outbound: createOutbound(),
       ingest: {},
       report: (r) => void refusedReports.push(r),
       run,

@@ -12,7 +12,7 @@ import { isSafePathId, livePlaylistPath } from '../../platform/media/media-layou
 import type { PublishJob, PublishOutcome, Publisher } from './publisher.js';
 import { openPushOutput, pushArgs } from './push-output.js';
 import { planPush, scrub, secretsOfPlan, type PlatformIngest, type PushPlan } from './push-plan.js';
-import type { AddressCheck } from './target-probe.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 
 /** What a running push reports about itself after `start` (the schedule's status follows). */
 export type PushReport =
@@ -32,8 +32,8 @@ export interface FfmpegPublisherDeps {
   markerDir?: string;
   clock: Clock;
   log: Logger;
-  /** The SSRF guard: where a push may connect, and the address it connects to. */
-  checkAddress: AddressCheck;
+  /** The outbound layer: where a push may connect (its guard), and the pinned connections there. */
+  outbound: Outbound;
   ingest: PlatformIngest;
   report: (report: PushReport) => void;
   /**
@@ -252,14 +252,14 @@ class Push {
     const { job, plan, deps } = this;
     const input = livePlaylistPath(deps.mediaRoot, job.workspaceId, job.contentId);
     if (!existsSync(input)) return `content ${job.contentId} is not live (no live window)`;
-    const verdict = await deps.checkAddress(plan.host, plan.port);
+    const verdict = await deps.outbound.admit(plan.host, plan.port);
     if (!verdict.ok) {
       this.refused = true;
       return `not allowed to connect to ${this.where}: ${verdict.detail}; not retried (change the target, or admit it with PLAYLINE_OUTBOUND_ALLOWLIST, then start the schedule again)`;
     }
     if (signal.aborted) return 'stopped';
     // ffmpeg may go on after a refused HLS upload: the run ends there, with the destination's answer.
-    const output = await openPushOutput(plan, verdict, deps.ca, (reason) => end(reason));
+    const output = await openPushOutput(plan, verdict.destination, deps.outbound, deps.ca, (reason) => end(reason));
     // The output (loopback relay or the SRT/RIST address) names this push on the command line: the marker's tag.
     return { args: pushArgs(input, output.args), tag: output.args.at(-1) ?? '', accepting: output.accepting, failure: output.failure, close: () => output.close() };
   }

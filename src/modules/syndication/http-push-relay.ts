@@ -1,16 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pinnedLookup } from '../../platform/net/pinned-lookup.js';
+import type { Destination, Outbound } from '../../platform/net/outbound.js';
 
 /** Where the relay really writes: an http(s) directory URL, possibly with credentials in it. */
 export interface HttpPushDestination {
   /** Ends in `/`; `user:password@` in it becomes Basic authentication. */
   baseUrl: string;
-  /** Connect to this address (the one the address check let through). */
-  address: string;
-  family: 4 | 6;
+  /** The base URL's host, admitted by the outbound layer (every upload is pinned to its address). */
+  to: Destination;
   /** Extra trust roots for https (tests). */
   ca?: string;
 }
@@ -33,7 +31,7 @@ const FORWARDED_HEADERS = ['content-type', 'content-length', 'transfer-encoding'
  * destination's status. The destination URL, credentials included, never reaches ffmpeg's
  * command line. Requests under another path are refused.
  */
-export async function startHttpPushRelay(destination: HttpPushDestination, onFailure: (reason: string) => void = () => undefined): Promise<HttpPushRelay> {
+export async function startHttpPushRelay(destination: HttpPushDestination, outbound: Outbound, onFailure: (reason: string) => void = () => undefined): Promise<HttpPushRelay> {
   const token = randomBytes(12).toString('hex');
   const base = new URL(destination.baseUrl);
   const auth = base.username || base.password ? `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}` : undefined;
@@ -64,11 +62,9 @@ export async function startHttpPushRelay(destination: HttpPushDestination, onFai
       if (typeof value === 'string') headers[key] = value;
     }
     if (auth) headers.authorization = auth;
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const upstream = send(target, {
+    const upstream = outbound.request(destination.to, target, {
       method: req.method,
       headers,
-      lookup: pinnedLookup(destination.address, destination.family),
       ...(destination.ca ? { ca: destination.ca } : {}),
     });
     upstream.on('response', (answer) => {

@@ -1,8 +1,8 @@
 import { secretFifo, type SecretFifo } from '../../platform/media/secret-fifo.js';
+import type { Destination, Outbound } from '../../platform/net/outbound.js';
 import { startHttpPushRelay, type HttpPushRelay } from './http-push-relay.js';
 import type { PushPlan } from './push-plan.js';
 import { startRtmpRelay, type RtmpRelay } from './rtmp-relay.js';
-import type { AddressVerdict } from './target-probe.js';
 import { startUdpRelay, type UdpRelay } from './udp-relay.js';
 
 /** Where one run of a push sends the stream: ffmpeg's output arguments and what was opened for them. */
@@ -18,7 +18,6 @@ export interface PushOutput {
 }
 
 type Pushed = Exclude<PushPlan, { kind: 'hls-pull' }>;
-type Allowed = Extract<AddressVerdict, { ok: true }>;
 
 /**
  * Opens what a push needs towards its destination for one run: per protocol, a loopback relay
@@ -26,14 +25,14 @@ type Allowed = Extract<AddressVerdict, { ok: true }>;
  * output arguments that send to it. `refused` ends the run when the destination refuses an
  * HLS upload (ffmpeg would go on after it).
  */
-export async function openPushOutput(plan: Pushed, verdict: Allowed, ca: string | undefined, refused: (reason: string) => void): Promise<PushOutput> {
+export async function openPushOutput(plan: Pushed, to: Destination, outbound: Outbound, ca: string | undefined, refused: (reason: string) => void): Promise<PushOutput> {
   const tls = ca ? { ca } : {};
   if (plan.kind === 'hls-push') {
-    const relay = await startHttpPushRelay({ baseUrl: plan.baseUrl, address: verdict.address, family: verdict.family, ...tls }, refused);
+    const relay = await startHttpPushRelay({ baseUrl: plan.baseUrl, to, ...tls }, outbound, refused);
     return withRelay(relay, ['-f', 'hls', '-method', 'PUT', '-hls_time', '2', '-hls_list_size', '6', '-hls_flags', 'delete_segments', `${relay.localBase}index.m3u8`], () => relay.accepted > 0);
   }
   if (plan.kind === 'rtmp') {
-    const relay = await startRtmpRelay({ ...plan, address: verdict.address, ...tls });
+    const relay = await startRtmpRelay({ tls: plan.tls, to, app: plan.app, streamName: plan.streamName, ...tls }, outbound);
     return withRelay(relay, ['-f', 'flv', '-flvflags', 'no_duration_filesize', relay.localUrl]);
   }
   const options = Object.entries(plan.options);
@@ -42,11 +41,10 @@ export async function openPushOutput(plan: Pushed, verdict: Allowed, ca: string 
   const preset = fifo ? ['-fpre', fifo.path] : [];
   if (plan.scheme === 'rist') {
     // RIST pairs ports for RTP and RTCP, so it has no relay: its address stays on the command line.
-    const where = `${verdict.family === 6 ? `[${verdict.address}]` : verdict.address}:${plan.port}`;
-    return { args: ['-f', 'mpegts', ...preset, `rist://${where}`], accepting: () => true, failure: () => undefined, close: async () => fifo?.close() };
+    return { args: ['-f', 'mpegts', ...preset, outbound.ffmpegUrl('rist', to)], accepting: () => true, failure: () => undefined, close: async () => fifo?.close() };
   }
   // SRT runs over one UDP port: a loopback relay keeps the address off the command line too.
-  const relay = await startUdpRelay({ address: verdict.address, family: verdict.family, port: plan.port }).catch(async (err: unknown) => {
+  const relay = await startUdpRelay(to, outbound).catch(async (err: unknown) => {
     await fifo?.close();
     throw err;
   });

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { connect as connectTcp, type Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
+import type { Socket } from 'node:net';
 import type { Clock } from '../../platform/clock.js';
-import type { SocketLookup } from '../../platform/net/pinned-lookup.js';
+import type { Destination, Outbound } from '../../platform/net/outbound.js';
 
 /**
  * The client half of the RTMP handshake (the "simple" handshake every ingest accepts):
@@ -17,11 +16,8 @@ export type HandshakeResult =
 
 export interface HandshakeTarget {
   tls: boolean;
-  /** Host name as written (TLS verifies the certificate against it). */
-  host: string;
-  port: number;
-  /** Connect to this resolved address only (DNS pinning). */
-  lookup?: SocketLookup;
+  /** Where to connect: admitted by the outbound layer, which pins the address (TLS checks the host name). */
+  destination: Destination;
   /** Extra trust roots for rtmps (tests use a self-signed certificate). */
   ca?: string;
 }
@@ -40,7 +36,7 @@ const NETWORK_FAILURES: Record<string, HandshakeFailure> = {
   EPIPE: 'reset',
 };
 
-export function rtmpHandshake(target: HandshakeTarget, clock: Clock, timeoutMs: number): Promise<HandshakeResult> {
+export function rtmpHandshake(target: HandshakeTarget, outbound: Outbound, clock: Clock, timeoutMs: number): Promise<HandshakeResult> {
   return new Promise((resolve) => {
     const c1 = Buffer.concat([Buffer.alloc(8), randomBytes(SIG - 8)]);
     c1.writeUInt32BE(Math.floor(clock.now()) % 0x1_0000_0000, 0);
@@ -61,14 +57,12 @@ export function rtmpHandshake(target: HandshakeTarget, clock: Clock, timeoutMs: 
       timeoutMs,
     );
 
-    const common = { host: target.host, port: target.port, ...(target.lookup ? { lookup: target.lookup } : {}) };
     const start = () => socket.write(Buffer.concat([Buffer.from([RTMP_VERSION]), c1]));
-    const socket: Socket = target.tls
-      ? connectTls({ ...common, servername: serverName(target.host), ...(target.ca ? { ca: target.ca } : {}) }, () => {
-          secured = true;
-          start();
-        })
-      : connectTcp(common, start);
+    const socket: Socket = outbound.connect(target.destination, target.tls ? (target.ca ? { ca: target.ca } : {}) : false);
+    socket.once(target.tls ? 'secureConnect' : 'connect', () => {
+      secured = true;
+      start();
+    });
 
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -94,6 +88,3 @@ export function rtmpHandshake(target: HandshakeTarget, clock: Clock, timeoutMs: 
     });
   });
 }
-
-/** SNI takes host names only, never IP literals. */
-const serverName = (host: string): string | undefined => (/^[\d.]+$/.test(host) || host.includes(':') ? undefined : host);

@@ -2,9 +2,19 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
-import { MSG_COMMAND_AMF0, MSG_SET_CHUNK_SIZE, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from './rtmp-chunks.js';
+import { decodeAmf0, encodeAmf0, type Amf0Value } from '../../platform/media/rtmp/amf0.js';
+import { MSG_COMMAND_AMF0, MSG_SET_CHUNK_SIZE, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from '../../platform/media/rtmp/rtmp-chunks.js';
 import { startRtmpRelay } from './rtmp-relay.js';
+import { createOutbound, type Destination } from '../../platform/net/outbound.js';
+import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
+
+// Every destination here listens on loopback; the test host names resolve there, and the allow-list admits it.
+const outbound = createOutbound({ resolver: { resolve: async () => [{ address: '127.0.0.1', family: 4 }] }, allowList: parseCallbackAllowList('127.0.0.1/32') });
+const admitted = async (host: string, port: number): Promise<Destination> => {
+  const verdict = await outbound.admit(host, port);
+  assert.ok(verdict.ok, 'the outbound guard admits the test destination');
+  return verdict.destination;
+};
 
 const HANDSHAKE = 1 + 1536 + 1536;
 const str = (value: string): Amf0Value => ({ type: 'string', value });
@@ -64,7 +74,7 @@ describe('RTMP loopback relay', () => {
   test('rewrites connect (app, tcUrl) and the stream name, re-chunks across a chunk size change, passes the handshake through', async () => {
     const destination = await recordingDestination();
     closers.push(() => destination.server.close());
-    const relay = await startRtmpRelay({ tls: false, host: 'ingest.example', address: '127.0.0.1', port: destination.port, app: 'live2', streamName: 'sk_secret_key' });
+    const relay = await startRtmpRelay({ tls: false, to: await admitted('ingest.example', destination.port), app: 'live2', streamName: 'sk_secret_key' }, outbound);
     closers.push(() => relay.close());
     assert.equal(relay.localUrl.includes('sk_secret_key'), false, 'the local URL holds no key');
     const localApp = relay.localUrl.split('/')[3] ?? '';
@@ -102,7 +112,7 @@ describe('RTMP loopback relay', () => {
   test('a local client that names another application is cut off before anything reaches the destination', async () => {
     const destination = await recordingDestination();
     closers.push(() => destination.server.close());
-    const relay = await startRtmpRelay({ tls: false, host: '127.0.0.1', address: '127.0.0.1', port: destination.port, app: 'live', streamName: 'key' });
+    const relay = await startRtmpRelay({ tls: false, to: await admitted('127.0.0.1', destination.port), app: 'live', streamName: 'key' }, outbound);
     closers.push(() => relay.close());
     const socket = await publishThrough(relay.localUrl, [command([str('connect'), num(1), { type: 'object', value: [['app', str('guessed')]] }])]);
     await new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -153,7 +163,7 @@ describe('RTMP loopback relay', () => {
     // The byte budget is set far above what the kernel's buffers take before the relay stops reading, so the stall
     // rule is the one that ends it (with the default 4 MiB budget a fast machine's loopback reached that first).
     const relay = await startRtmpRelay(
-      { tls: false, host: '127.0.0.1', address: '127.0.0.1', port: hostile.port, app: 'live', streamName: 'key' },
+      { tls: false, to: await admitted('127.0.0.1', hostile.port), app: 'live', streamName: 'key' }, outbound,
       { maxStallMs: 300, maxDestinationBytesPerMinute: 64 * 1024 * 1024 },
     );
     closers.push(() => relay.close());
@@ -173,7 +183,7 @@ describe('RTMP loopback relay', () => {
 
   test('a destination that floods a publisher that reads everything is cut at its budget of bytes per minute', { timeout: 30_000 }, async () => {
     const hostile = await floodingDestination();
-    const relay = await startRtmpRelay({ tls: false, host: '127.0.0.1', address: '127.0.0.1', port: hostile.port, app: 'live', streamName: 'key' }, { maxDestinationBytesPerMinute: 1024 * 1024 });
+    const relay = await startRtmpRelay({ tls: false, to: await admitted('127.0.0.1', hostile.port), app: 'live', streamName: 'key' }, outbound, { maxDestinationBytesPerMinute: 1024 * 1024 });
     closers.push(() => relay.close());
     const publisher = await connectThrough(relay.localUrl);
     let read = 0;
@@ -188,7 +198,7 @@ describe('RTMP loopback relay', () => {
     await new Promise<void>((resolve) => unused.listen(0, '127.0.0.1', resolve));
     const port = (unused.address() as AddressInfo).port;
     await new Promise<void>((resolve) => unused.close(() => resolve()));
-    const relay = await startRtmpRelay({ tls: false, host: '127.0.0.1', address: '127.0.0.1', port, app: 'live', streamName: 'key' });
+    const relay = await startRtmpRelay({ tls: false, to: await admitted('127.0.0.1', port), app: 'live', streamName: 'key' }, outbound);
     closers.push(() => relay.close());
     const { port: local } = new URL(relay.localUrl.replace(/^rtmp/, 'http'));
     const socket = connect(Number(local), '127.0.0.1');

@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { connect as connectTcp, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from './amf0.js';
-import { MSG_ABORT, MSG_COMMAND_AMF0, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from './rtmp-chunks.js';
+import type { Destination, Outbound } from '../../platform/net/outbound.js';
+import { amfString, decodeAmf0, encodeAmf0, type Amf0Value } from '../../platform/media/rtmp/amf0.js';
+import { MSG_ABORT, MSG_COMMAND_AMF0, RtmpChunkReader, RtmpChunkWriter, type RtmpMessage } from '../../platform/media/rtmp/rtmp-chunks.js';
 
 /** Where the relay really publishes: the values ffmpeg never sees. */
 export interface RtmpDestination {
   tls: boolean;
-  /** Host name as written (TLS checks the certificate against it; tcUrl names it). */
-  host: string;
-  /** Connect to this address (the one the address check let through). */
-  address: string;
-  port: number;
+  /** Where to connect, admitted by the outbound layer (its host names the tcUrl; TLS checks it). */
+  to: Destination;
   app: string;
   /** The stream key (the `publish` name). */
   streamName: string;
@@ -56,7 +53,7 @@ const PLACEHOLDER_STREAM = 'stream';
  * headers. The destination's answers go back to ffmpeg untouched. A connection whose `connect`
  * names another application is closed (only the ffmpeg that was given the URL gets through).
  */
-export async function startRtmpRelay(destination: RtmpDestination, limits: RtmpRelayLimits = {}): Promise<RtmpRelay> {
+export async function startRtmpRelay(destination: RtmpDestination, outbound: Outbound, limits: RtmpRelayLimits = {}): Promise<RtmpRelay> {
   const maxBuffered = limits.maxBufferedBytes ?? 8 * 1024 * 1024;
   const perMinute = limits.maxDestinationBytesPerMinute ?? 4 * 1024 * 1024;
   const clock = limits.clock ?? systemClock;
@@ -65,7 +62,8 @@ export async function startRtmpRelay(destination: RtmpDestination, limits: RtmpR
   const app = randomBytes(12).toString('hex');
   const sockets = new Set<Socket>();
   let lastFailure: string | undefined;
-  const tcUrl = `${destination.tls ? 'rtmps' : 'rtmp'}://${destination.host.includes(':') ? `[${destination.host}]` : destination.host}:${destination.port}/${destination.app}`;
+  const { host: toHost, port: toPort } = destination.to;
+  const tcUrl = `${destination.tls ? 'rtmps' : 'rtmp'}://${toHost.includes(':') ? `[${toHost}]` : toHost}:${toPort}/${destination.app}`;
 
   const rewrite = (message: RtmpMessage): RtmpMessage | 'refuse' => {
     if (message.typeId !== MSG_COMMAND_AMF0) return message;
@@ -96,10 +94,7 @@ export async function startRtmpRelay(destination: RtmpDestination, limits: RtmpR
 
   const onConnection = (client: Socket) => {
     sockets.add(client);
-    const options = { host: destination.address, port: destination.port };
-    const upstream: Socket = destination.tls
-      ? connectTls({ ...options, servername: /^[\d.]+$/.test(destination.host) || destination.host.includes(':') ? '' : destination.host, ...(destination.ca ? { ca: destination.ca } : {}) })
-      : connectTcp(options);
+    const upstream: Socket = outbound.connect(destination.to, destination.tls ? (destination.ca ? { ca: destination.ca } : {}) : false);
     sockets.add(upstream);
     let connected = false;
     const pending: Buffer[] = [];

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PlaylineApiError } from '../../client/index.js';
+import { outboundOf } from '../../platform/net/outbound.js';
 import { createSyndicationModule } from './syndication.module.js';
 import { createSyndicationTestApp, type SyndicationTestApp } from './syndication.test-support.js';
 
@@ -58,6 +59,7 @@ describe('publishing schedule routes', () => {
       clock: s.clock,
       ids: s.t.runtime.ids,
       config: s.t.runtime.config,
+      outbound: outboundOf(s.t.runtime.config, s.clock),
       log: s.t.runtime.log,
       publisher: { start: async () => ({ ok: false, reason: 'no capacity in region' }), stop: async () => undefined },
       quotas: s.t.runtime.quotas,

@@ -3,8 +3,7 @@ import { listSetting, mediaMemoryLimitBytesOf, type Config } from '../../platfor
 import { memoryLimitedRunner } from '../../platform/media/media-process.js';
 import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import { ClippingProfileService } from './clipping-profile.service.js';
 import { simulatedPublisher, type Publisher } from './publisher.js';
 import { ScheduleService } from './schedule.service.js';
@@ -15,7 +14,6 @@ import type { Quotas } from '../../platform/quota/quotas.js';
 import { syndicationRoutes } from './syndication.routes.js';
 import { pullRoutes } from './pull.routes.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
-import type { AddressCheck } from './target-probe.js';
 import type { SecretSealer } from './target-secrets.js';
 import { TargetService } from './target.service.js';
 import { FfmpegPublisher } from './ffmpeg-publisher.js';
@@ -52,6 +50,11 @@ export interface SyndicationModuleDeps {
   clock: Clock;
   ids: IdGenerator;
   config: Config;
+  /**
+   * The one way out of the process (platform/net/outbound.ts): the target test and every push
+   * connect through it, its guard inside. Tests widen its allow-list; they do not replace a check.
+   */
+  outbound: Outbound;
   log: Logger;
   registry?: Registry;
   /** Resume the pushes of started schedules when work starts (embedded mode: one instance owns every push). */
@@ -64,8 +67,6 @@ export interface SyndicationModuleDeps {
   /** The ffmpeg executable once found (the runtime looks for it at start), else undefined. */
   ffmpeg?: () => string | undefined;
   publisher?: Publisher;
-  /** Replaces the SSRF guard of the target test (tests). */
-  checkAddress?: AddressCheck;
   /** Extra trust roots for the rtmps/https target test (tests). */
   probeCa?: string;
   /** The workspaces' quotas: targets, schedules and started schedules (pushes) per workspace. */
@@ -74,28 +75,15 @@ export interface SyndicationModuleDeps {
   events?: OperationalEventSink;
 }
 
-/**
- * The target test connects only where the SSRF guard lets callbacks go: public addresses,
- * plus what PLAYLINE_OUTBOUND_ALLOWLIST admits; the connection is pinned to the checked address.
- */
-export function ssrfAddressCheck(guard: SsrfGuard): AddressCheck {
-  return async (host, port) => {
-    const verdict = await guard.check(`http://${host.includes(':') ? `[${host}]` : host}:${port}/`);
-    return verdict.ok ? { ok: true, address: verdict.address, family: verdict.family } : { ok: false, detail: verdict.detail };
-  };
-}
-
 export function createSyndicationModule(deps: SyndicationModuleDeps): SyndicationModule {
   const db = deps.db.withTables<SyndicationTables>();
   const { clock, ids, config } = deps;
-  const guard = new SsrfGuard({ allowList: parseCallbackAllowList(config.outboundAllowlist), clock });
-  const checkAddress = deps.checkAddress ?? ssrfAddressCheck(guard);
   const targets = new TargetService({
     db,
     box: deps.box,
     clock,
     ids,
-    probe: { checkAddress, timeoutMs: 5000, ...(deps.probeCa ? { ca: deps.probeCa } : {}) },
+    probe: { outbound: deps.outbound, timeoutMs: 5000, ...(deps.probeCa ? { ca: deps.probeCa } : {}) },
     maxTargets: deps.quotas.limits.targets,
   });
   const regions = listSetting(config.regions);
@@ -107,7 +95,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
           markerDir: join(config.dataDir, 'publishing'),
           clock,
           log: deps.log,
-          checkAddress,
+          outbound: deps.outbound,
           ingest: parsePlatformIngest(config.platformIngest),
           report: (report) => void schedules.applyPushReport(report.workspaceId, report.scheduleId, report),
           wanted: (job): Promise<boolean> => schedules.stillPublishing(job.workspaceId, job.scheduleId, job.targetId),

@@ -21,8 +21,8 @@ export interface SyndicationTestApp {
 
 export interface SyndicationTestOptions {
   env?: Record<string, string>;
-  /** Replaces the module's side effects (publisher, address check, extra trust roots). */
-  module?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'checkAddress' | 'probeCa'>>;
+  /** Replaces the module's side effects (publisher, extra trust roots). */
+  module?: Partial<Pick<SyndicationModuleDeps, 'publisher' | 'probeCa'>>;
 }
 
 export async function createSyndicationTestApp(options: SyndicationTestOptions = {}): Promise<SyndicationTestApp> {

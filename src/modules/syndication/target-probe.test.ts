@@ -7,6 +7,9 @@ import { FakeClock, systemClock } from '../../platform/clock.js';
 import { startFakeRtmpServer } from './fake-rtmp-server.test-support.js';
 import type { TargetCreateBody } from './syndication.schema.js';
 import { probeEndpoint, probeTarget, type ProbeResult } from './target-probe.js';
+import { createOutbound } from '../../platform/net/outbound.js';
+import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
+import type { HostResolver } from '../../platform/net/ssrf-guard.js';
 
 /** A self-signed certificate for localhost and 127.0.0.1 (valid 2000-2100) and its key: test fixtures, not a secret of any deployment. */
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/${name}`, import.meta.url), 'utf8');
@@ -19,7 +22,10 @@ const rtmpTarget = (port: number, scheme = 'rtmp', host = '127.0.0.1'): TargetCr
   target_protocol: scheme === 'rtmps' ? 'rtmps' : 'rtmp',
   target_stream: `${scheme}://${host}:${port}/live/${KEY}`,
 });
-const options = { clock: systemClock, timeoutMs: 3000 };
+// The test names resolve to loopback, which the allow-list admits (as PLAYLINE_OUTBOUND_ALLOWLIST would).
+const resolver: HostResolver = { resolve: async () => [{ address: '127.0.0.1', family: 4 }] };
+const outbound = createOutbound({ resolver, allowList: parseCallbackAllowList('127.0.0.1/32') });
+const options = { clock: systemClock, timeoutMs: 3000, outbound };
 
 const listen = async (server: Server): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -69,7 +75,7 @@ test('a server that never answers times out on the clock', async () => {
   const server = await startFakeRtmpServer({ behaviour: 'silent' });
   const clock = new FakeClock();
   try {
-    const pending = probeTarget(rtmpTarget(server.port), { clock, timeoutMs: 5000 });
+    const pending = probeTarget(rtmpTarget(server.port), { clock, timeoutMs: 5000, outbound });
     await server.clientHellos(1);
     clock.advance(4999);
     clock.advance(1);
@@ -93,19 +99,18 @@ test('rtmps: handshake over TLS passes with a trusted certificate, fails as tls_
   }
 });
 
-test('the address check can refuse before any connection is made', async () => {
+test('the outbound guard refuses before any connection is made; an admitted name connects to its pinned address', async () => {
   const server = await startFakeRtmpServer();
   try {
     const result = await probeTarget(rtmpTarget(server.port), {
       ...options,
-      checkAddress: async () => ({ ok: false, detail: '127.0.0.1 is a loopback address' }),
+      // No allow-list: loopback is refused, as in production.
+      outbound: createOutbound({ resolver }),
     });
     assert.equal(result.outcome === 'failed' && result.reason, 'blocked');
+    assert.match(result.outcome === 'failed' ? result.detail : '', /loopback/);
     assert.equal(server.connections, 0);
-    const pinned = await probeTarget(rtmpTarget(server.port, 'rtmp', 'ingest.invalid'), {
-      ...options,
-      checkAddress: async () => ({ ok: true, address: '127.0.0.1', family: 4 }),
-    });
+    const pinned = await probeTarget(rtmpTarget(server.port, 'rtmp', 'ingest.invalid'), options);
     assert.equal(pinned.outcome, 'passed', 'the connection goes to the pinned address');
   } finally {
     await server.close();

@@ -1,7 +1,6 @@
-import { request as httpRequest, type ClientRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { ClientRequest } from 'node:http';
 import type { Clock } from '../../platform/clock.js';
-import { pinnedLookup, type SocketLookup } from '../../platform/net/pinned-lookup.js';
+import type { Destination, Outbound } from '../../platform/net/outbound.js';
 import { platformTable } from './platform-table.js';
 import { rtmpHandshake, type HandshakeFailure } from './rtmp-handshake.js';
 import { parseStreamUrl } from './stream-forms.js';
@@ -20,19 +19,12 @@ export type ProbeResult =
   | { outcome: 'failed'; reason: ProbeFailure; endpoint: string; detail: string }
   | { outcome: 'not_supported'; detail: string };
 
-export type AddressVerdict = { ok: true; address: string; family: 4 | 6 } | { ok: false; detail: string };
-
-/**
- * Decides whether the probe may connect to `host:port` and returns the address to pin the
- * connection to (the SSRF guard plugs in here). Without one, the system resolver decides.
- */
-export type AddressCheck = (host: string, port: number) => Promise<AddressVerdict>;
-
 export interface ProbeOptions {
   clock: Clock;
   /** Overall limit for address check, connection and handshake. Default 5000 ms. */
   timeoutMs?: number;
-  checkAddress?: AddressCheck;
+  /** The outbound layer: the probe connects only where its guard admits, pinned. */
+  outbound: Outbound;
   /** Extra trust roots for rtmps and https (tests). */
   ca?: string;
 }
@@ -79,30 +71,29 @@ export async function probeTarget(target: TargetCreateBody, options: ProbeOption
   const where = `${endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host}:${endpoint.port}`;
   const failed = (reason: ProbeFailure, detail: string): ProbeResult => ({ outcome: 'failed', reason, endpoint: where, detail });
 
-  let lookup: SocketLookup | undefined;
-  if (options.checkAddress) {
-    const verdict = await withTimeout(options.checkAddress(endpoint.host, endpoint.port), clock, timeoutMs);
-    if (verdict === undefined) return failed('timeout', `checking the address of ${where} took longer than ${timeoutMs} ms`);
-    if (!verdict.ok) return failed('blocked', `not allowed to connect to ${where}: ${verdict.detail}`);
-    lookup = pinnedLookup(verdict.address, verdict.family);
-  }
+  const verdict = await withTimeout(options.outbound.admit(endpoint.host, endpoint.port), clock, timeoutMs);
+  if (verdict === undefined) return failed('timeout', `checking the address of ${where} took longer than ${timeoutMs} ms`);
+  if (!verdict.ok) return failed('blocked', `not allowed to connect to ${where}: ${verdict.detail}`);
+  const { destination } = verdict;
   const remaining = Math.max(1, timeoutMs - (clock.now() - started));
 
   if (endpoint.scheme === 'rtmp' || endpoint.scheme === 'rtmps') {
     const result = await rtmpHandshake(
-      { tls: endpoint.scheme === 'rtmps', host: endpoint.host, port: endpoint.port, ...(lookup ? { lookup } : {}), ...(options.ca ? { ca: options.ca } : {}) },
+      { tls: endpoint.scheme === 'rtmps', destination, ...(options.ca ? { ca: options.ca } : {}) },
+      options.outbound,
       clock,
       remaining,
     );
     return result.ok ? { outcome: 'passed', endpoint: where, detail: `${result.detail} with ${where}` } : failed(result.reason, `${result.detail} (${where})`);
   }
-  return httpReachability(endpoint, where, { clock, timeoutMs: remaining, ...(lookup ? { lookup } : {}), ...(options.ca ? { ca: options.ca } : {}) });
+  return httpReachability(endpoint, where, { clock, timeoutMs: remaining, outbound: options.outbound, destination, ...(options.ca ? { ca: options.ca } : {}) });
 }
 
 interface HttpProbeOptions {
   clock: Clock;
   timeoutMs: number;
-  lookup?: SocketLookup;
+  outbound: Outbound;
+  destination: Destination;
   ca?: string;
 }
 
@@ -119,15 +110,11 @@ function httpReachability(endpoint: ProbeEndpoint, where: string, options: HttpP
     };
     const fail = (reason: ProbeFailure, detail: string) => finish({ outcome: 'failed', reason, endpoint: where, detail });
     const cancelTimer = options.clock.setTimer(() => fail('timeout', `no HTTP answer from ${where} within ${options.timeoutMs} ms`), options.timeoutMs);
-    const send = endpoint.scheme === 'https' ? httpsRequest : httpRequest;
-    const req: ClientRequest = send({
+    const url = new URL(`${endpoint.scheme}://${where}${endpoint.path.startsWith('/') ? '' : '/'}${endpoint.path}`);
+    const req: ClientRequest = options.outbound.request(options.destination, url, {
       method: 'HEAD',
-      host: endpoint.host,
-      port: endpoint.port,
-      path: endpoint.path,
       agent: false,
       headers: { 'user-agent': 'playline-target-test' },
-      ...(options.lookup ? { lookup: options.lookup } : {}),
       ...(options.ca ? { ca: options.ca } : {}),
     });
     req.on('response', (res) => {

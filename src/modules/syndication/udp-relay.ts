@@ -1,11 +1,5 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
-
-/** Where the relay really sends: the address the address check let through, and the port. */
-export interface UdpDestination {
-  address: string;
-  family: 4 | 6;
-  port: number;
-}
+import type { Destination, Outbound } from '../../platform/net/outbound.js';
 
 export interface UdpRelay {
   /** The loopback port ffmpeg sends to (no address of the destination on its command line). */
@@ -21,7 +15,7 @@ export interface UdpRelay {
  * to the destination, and its answers come back to that sender. SRT's handshake and encryption
  * run end to end between ffmpeg and the destination: the relay only moves datagrams.
  */
-export async function startUdpRelay(destination: UdpDestination): Promise<UdpRelay> {
+export async function startUdpRelay(destination: Destination, outbound: Outbound): Promise<UdpRelay> {
   const local = createSocket('udp4');
   let peer: RemoteInfo | undefined;
   let upstream: { socket: Socket; queue: Buffer[] | undefined } | undefined;
@@ -29,9 +23,12 @@ export async function startUdpRelay(destination: UdpDestination): Promise<UdpRel
 
   const openUpstream = (sender: RemoteInfo) => {
     upstream?.socket.close();
-    const socket = createSocket(destination.family === 6 ? 'udp6' : 'udp4');
     // Datagrams that come before the connect completed wait for it.
-    const opened: { socket: Socket; queue: Buffer[] | undefined } = { socket, queue: [] };
+    const opened: { socket: Socket; queue: Buffer[] | undefined } = { socket: outbound.udp(destination, () => {
+      for (const message of opened.queue ?? []) opened.socket.send(message);
+      opened.queue = undefined;
+    }), queue: [] };
+    const socket = opened.socket;
     socket.on('message', (message) => {
       lastFailure = undefined;
       if (peer) local.send(message, peer.port, peer.address);
@@ -39,10 +36,6 @@ export async function startUdpRelay(destination: UdpDestination): Promise<UdpRel
     // A connected UDP socket learns of ICMP "port unreachable" as ECONNREFUSED.
     socket.on('error', (err: NodeJS.ErrnoException) => {
       lastFailure = `the destination ${err.code === 'ECONNREFUSED' ? 'refused the stream (nothing listens there)' : `could not be reached (${err.code ?? err.message})`}`;
-    });
-    socket.connect(destination.port, destination.address, () => {
-      for (const message of opened.queue ?? []) socket.send(message);
-      opened.queue = undefined;
     });
     peer = sender;
     return opened;

@@ -6,7 +6,7 @@ import type { OperationalEventType } from '../../platform/operational-events.js'
 import { operationalEventBody } from './webhooks.schema.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { FakeClock } from '../../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 
 const opts = { timeout: 30_000 };
 

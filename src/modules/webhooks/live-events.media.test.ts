@@ -9,7 +9,7 @@ import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { systemClock } from '../../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 
 /**
  * live.started and live.ended from a real slicer: a test pattern pushed over SRT to an ffmpeg

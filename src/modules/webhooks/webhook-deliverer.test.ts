@@ -6,9 +6,10 @@ import { eventually } from '../../../test/helpers/eventually.js';
 import { FakeClock, systemClock, type Clock } from '../../platform/clock.js';
 import { randomIds } from '../../platform/ids.js';
 import type { HostResolver, ResolvedAddress } from '../../platform/net/ssrf-guard.js';
+import { outboundOf } from '../../platform/net/outbound.js';
 import { SecretBox } from '../../platform/secret-box.js';
-import type { CallbackRequest, CallbackTransport } from '../error-reporting/callback-client.js';
-import type { DeliveryOutcome } from '../error-reporting/delivery-outcome.js';
+import type { CallbackRequest, CallbackTransport } from '../../platform/outbound/delivery-client.js';
+import type { DeliveryOutcome } from '../../platform/outbound/delivery-outcome.js';
 import { createWebhooks, type Webhooks } from './webhooks.module.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -18,7 +19,7 @@ const settings = { outboundAllowlist: '', webhookMaxSubscriptions: 20, webhookMa
 const webhooksOn = (s: TestStorage, o: { clock: Clock; mode: 'embedded' | 'cluster'; resolver?: HostResolver; transport?: CallbackTransport }): Webhooks =>
   createWebhooks({
     config: settings, mode: o.mode, clock: o.clock, ids: randomIds, storage: s.storage, box, metrics: { registry: new Registry() }, log: silent,
-    ...(o.resolver ? { resolver: o.resolver } : {}), ...(o.transport ? { transport: o.transport } : {}),
+    outbound: outboundOf(settings, o.clock, o.resolver), ...(o.transport ? { transport: o.transport } : {}),
   });
 
 const workspace = async (s: TestStorage, id: string) => {
@@ -100,7 +101,7 @@ describe('a shutdown during an attempt', () => {
   });
 
   test('ends the attempt at once, does not count it, and the next start makes it again', { timeout: 60_000 }, async () => {
-    const { startLocalReceiver } = await import('../error-reporting/testing/local-receiver.js');
+    const { startLocalReceiver } = await import('../../platform/outbound/testing/local-receiver.js');
     const engines = await testEngines();
     const s = await (engines[0] as (typeof engines)[number]).open();
     cleanups.push(() => s.cleanup());
@@ -109,7 +110,7 @@ describe('a shutdown during an attempt', () => {
     cleanups.push(() => receiver.close());
     const open = () => createWebhooks({
       config: { ...settings, outboundAllowlist: '127.0.0.1/32', webhookTimeoutMs: 30_000 }, mode: 'embedded', clock: systemClock, ids: randomIds,
-      storage: s.storage, box, metrics: { registry: new Registry() }, log: silent,
+      storage: s.storage, box, metrics: { registry: new Registry() }, log: silent, outbound: outboundOf({ outboundAllowlist: '127.0.0.1/32' }, systemClock),
     });
     const first = open();
     await first.parts.work?.[0]?.start();

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { FakeClock } from '../../platform/clock.js';
-import { startLocalReceiver, type LocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { startLocalReceiver, type LocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 import { RETRY_SCHEDULE_MS } from './webhook-deliverer.js';
 
 const opts = { timeout: 30_000 };

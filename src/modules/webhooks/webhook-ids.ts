@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import { WebhookSigner } from '../error-reporting/webhook-signature.js';
+import { WebhookSigner } from '../../platform/outbound/webhook-signature.js';
 import type { SubscriptionRow } from './webhooks.repository.js';
 
 /**

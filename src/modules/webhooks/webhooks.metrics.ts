@@ -1,6 +1,6 @@
 import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { deliveryOutcomeKinds, type DeliveryOutcomeKind } from '../error-reporting/delivery-outcome.js';
+import { deliveryOutcomeKinds, type DeliveryOutcomeKind } from '../../platform/outbound/delivery-outcome.js';
 import { operationalEventTypes, type OperationalEventType } from '../../platform/operational-events.js';
 
 /** Why a webhook delivery ended without being delivered. */

@@ -7,10 +7,9 @@ import type { Db } from '../../platform/db/database.js';
 import type { IdGenerator } from '../../platform/ids.js';
 import type { RunnerLog } from '../../platform/leased-work.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
-import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import { SsrfGuard, type HostResolver } from '../../platform/net/ssrf-guard.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import { CallbackClient, type CallbackTransport } from '../error-reporting/callback-client.js';
+import { CallbackClient, type CallbackTransport } from '../../platform/outbound/delivery-client.js';
 import { EventIntake } from './event-intake.js';
 import { WebhookDeliverer } from './webhook-deliverer.js';
 import { registerWebhookMetrics } from './webhooks.metrics.js';
@@ -27,8 +26,8 @@ export interface WebhooksDeps {
   box: SecretBox;
   metrics: { registry: Registry };
   log: RunnerLog;
-  /** DNS for the outbound guard (tests answer from a table). */
-  resolver?: HostResolver;
+  /** The one way out of the process (platform/net/outbound.ts): the guard and DNS pinning are inside. */
+  outbound: Outbound;
   /** Replaces the HTTP client (tests). */
   transport?: CallbackTransport;
 }
@@ -42,14 +41,13 @@ export interface Webhooks {
   parts: ModuleParts;
 }
 
-/** Builds the webhooks module. A bad allow-list entry was already refused by Error Reporting (same setting). */
+/** Builds the webhooks module: the retried delivery policy over the shared delivery client (platform/outbound). */
 export function createWebhooks(deps: WebhooksDeps): Webhooks {
   const { config, clock, ids, box, log } = deps;
   const db = deps.storage.db;
   const metrics = registerWebhookMetrics(deps.metrics.registry);
-  const guard = new SsrfGuard({ allowList: parseCallbackAllowList(config.outboundAllowlist), clock, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
   // Its own client (pools, timeout): a slow webhook endpoint never holds up Error Reports, nor the reverse.
-  const client = deps.transport ? undefined : new CallbackClient({ guard, clock, timeoutMs: config.webhookTimeoutMs, connectionsPerEndpoint: 4 });
+  const client = deps.transport ? undefined : new CallbackClient({ outbound: deps.outbound, clock, timeoutMs: config.webhookTimeoutMs, connectionsPerEndpoint: 4 });
   const transport: CallbackTransport = deps.transport ?? (client as CallbackClient);
   const deliverer = new WebhookDeliverer({
     db, box, clock, ids, transport, log, metrics,
@@ -63,7 +61,7 @@ export function createWebhooks(deps: WebhooksDeps): Webhooks {
   const events = new EventIntake({ db, clock, ids, metrics, log, maxPending: config.webhookMaxPending, stored: () => deliverer.notify() });
   const service = new WebhookService({
     db, box, clock, ids, transport, metrics,
-    checkUrl: (url) => guard.check(url),
+    outbound: deps.outbound,
     maxSubscriptions: config.webhookMaxSubscriptions,
   });
   const work: BackgroundWork = {

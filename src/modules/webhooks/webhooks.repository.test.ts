@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testEngines, type TestStorage } from '../../../test/helpers/engines.js';
-import { insertDeliveries } from '../error-reporting/delivery-log.repository.js';
-import { listDeliveries } from '../error-reporting/delivery-log.repository.js';
+import { insertDeliveries } from '../../platform/outbound/attempt-log.repository.js';
+import { listDeliveries } from '../../platform/outbound/attempt-log.repository.js';
 import * as repo from './webhooks.repository.js';
 
 const t0 = Date.UTC(2026, 10, 21, 10, 0, 0);

@@ -1,11 +1,11 @@
 import type { Db } from '../../platform/db/database.js';
-import type { ErrorReportDeliveryTable } from '../error-reporting/error-reporting.tables.js';
+import type { DeliveryAttemptTable } from '../../platform/outbound/attempt-log.tables.js';
 import type { WebhookDeliveryTable, WebhookSubscriptionTable } from './webhooks.tables.js';
 
 export type SubscriptionRow = WebhookSubscriptionTable;
 export type PendingDeliveryRow = WebhookDeliveryTable;
-/** An attempt in the shared delivery log (error-reporting's table), with its subscription. */
-export type AttemptRow = ErrorReportDeliveryTable;
+/** An attempt in the shared delivery attempt log (platform/outbound), with its subscription. */
+export type AttemptRow = DeliveryAttemptTable;
 export type AttemptSummaryRow = Omit<AttemptRow, 'body' | 'headers'>;
 
 const attemptSummaryColumns = ['id', 'workspace_id', 'webhook_id', 'url', 'at', 'outcome', 'status', 'latency_ms', 'detail', 'resend_of', 'subscription_id'] as const;

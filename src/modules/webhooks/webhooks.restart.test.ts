@@ -8,7 +8,7 @@ import { FakeClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 import { openStorage } from '../../platform/db/database.js';
 import { createRuntime, type Runtime } from '../../runtime.js';
-import { startLocalReceiver } from '../error-reporting/testing/local-receiver.js';
+import { startLocalReceiver } from '../../platform/outbound/testing/local-receiver.js';
 import { RETRY_SCHEDULE_MS } from './webhook-deliverer.js';
 import * as repo from './webhooks.repository.js';
 

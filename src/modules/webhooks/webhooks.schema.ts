@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { operationalEventTypes } from '../../platform/operational-events.js';
-import { loggedOutcomeKinds } from '../error-reporting/delivery-outcome.js';
+import { loggedOutcomeKinds } from '../../platform/outbound/delivery-outcome.js';
 
 export const EventType = Type.Union(operationalEventTypes.map((t) => Type.Literal(t)), {
   description: 'asset.ready, asset.failed, live.started, live.ended, recording.ready, publishing.active, publishing.error',

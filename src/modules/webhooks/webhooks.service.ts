@@ -3,11 +3,11 @@ import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/errors.js';
 import { decodeTimeIdCursor, encodeCursor } from '../../platform/http/cursor.js';
 import type { IdGenerator } from '../../platform/ids.js';
-import type { SsrfCheck } from '../../platform/net/ssrf-guard.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import { lockWorkspace } from '../../platform/quota/workspace-quotas.js';
 import type { SecretBox } from '../../platform/secret-box.js';
-import type { CallbackTransport } from '../error-reporting/callback-client.js';
-import { generateSigningSecret } from '../error-reporting/webhook-signature.js';
+import type { CallbackTransport } from '../../platform/outbound/delivery-client.js';
+import { generateSigningSecret } from '../../platform/outbound/webhook-signature.js';
 import type { WebhookMetrics } from './webhooks.metrics.js';
 import * as repo from './webhooks.repository.js';
 import type { SubscriptionCreateInput, SubscriptionPatchInput, SubscriptionView, SubscriptionWithSecretView, WebhookAttemptQueryInput } from './webhooks.schema.js';
@@ -19,8 +19,8 @@ export interface WebhookServiceDeps {
   box: SecretBox;
   clock: Clock;
   ids: IdGenerator;
-  /** The outbound guard of Error Report callbacks (PLAYLINE_OUTBOUND_ALLOWLIST, private addresses refused). */
-  checkUrl(url: string): Promise<SsrfCheck>;
+  /** The outbound layer, whose guard checks a URL at save time (PLAYLINE_OUTBOUND_ALLOWLIST, private addresses refused). */
+  outbound: Pick<Outbound, 'admitUrl'>;
   /** Sends a resend (the deliverer's transport). */
   transport: CallbackTransport;
   metrics: WebhookMetrics;
@@ -181,7 +181,7 @@ export class WebhookService {
 
   /** The outbound guard, at save time (delivery checks again, pinned): 400 for a malformed URL, 422 for a refused address. */
   private async admitUrl(url: string): Promise<void> {
-    const checked = await this.deps.checkUrl(url);
+    const checked = await this.deps.outbound.admitUrl(url);
     if (checked.ok) return;
     if (checked.reason === 'invalid_url' || checked.reason === 'unsupported_scheme') {
       throw new AppError('validation_failed', `url ${checked.detail}`, { errors: [{ path: '/url', message: checked.detail }] });

@@ -1,5 +1,5 @@
 import { operationalEventTypes, type OperationalEventType } from '../../platform/operational-events.js';
-import type { LoggedOutcomeKind } from '../error-reporting/delivery-outcome.js';
+import type { LoggedOutcomeKind } from '../../platform/outbound/delivery-outcome.js';
 import type { AttemptRow, AttemptSummaryRow, SubscriptionRow } from './webhooks.repository.js';
 import type {
   SubscriptionView, WebhookAttemptCollectionView, WebhookAttemptDetailView, WebhookAttemptView,

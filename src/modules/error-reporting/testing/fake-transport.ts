@@ -1,5 +1,5 @@
-import type { CallbackRequest, CallbackTransport } from '../callback-client.js';
-import type { DeliveryOutcome, DeliveryOutcomeKind } from '../delivery-outcome.js';
+import type { CallbackRequest, CallbackTransport } from '../../../platform/outbound/delivery-client.js';
+import type { DeliveryOutcome, DeliveryOutcomeKind } from '../../../platform/outbound/delivery-outcome.js';
 
 /** One request the fake transport holds until the test answers it. */
 export interface HeldRequest {

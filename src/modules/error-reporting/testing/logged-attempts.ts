@@ -1,6 +1,6 @@
 import type { PlaybackErrorReport } from '../../../platform/error-report-sink.js';
 import type { LoggedAttemptDetailView } from '../error-reporting.schema.js';
-import { WebhookSigner } from '../webhook-signature.js';
+import { WebhookSigner } from '../../../platform/outbound/webhook-signature.js';
 
 /** A playback error of `owner` whose fields all derive from `code`, so a logged payload names the report it came from. */
 export const playbackError = (owner: string, code: number): PlaybackErrorReport => ({

@@ -1,10 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { Client, Pool } from 'undici';
-import type { Dispatcher } from 'undici';
-import type { Clock } from '../../platform/clock.js';
-import { systemClock } from '../../platform/clock.js';
-import { pinnedLookup } from '../../platform/net/pinned-lookup.js';
-import type { SsrfAdmitted, SsrfGuard, SsrfRefusalReason } from '../../platform/net/ssrf-guard.js';
+import type { Dispatcher, Pool } from 'undici';
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import type { Destination, Outbound } from '../net/outbound.js';
+import type { SsrfRefusalReason } from '../net/ssrf-guard.js';
 import type { DeliveryOutcome } from './delivery-outcome.js';
 import { classifyTransportError } from './delivery-outcome.js';
 
@@ -35,7 +34,8 @@ export interface CallbackTester {
 }
 
 export interface CallbackClientOptions {
-  guard: SsrfGuard;
+  /** The outbound layer: the guard and the pinned connections are its. */
+  outbound: Outbound;
   clock?: Clock;
   /** Whole-request timeout (connect, headers, body). Default 5000 ms. */
   timeoutMs?: number;
@@ -47,9 +47,14 @@ export interface CallbackClientOptions {
   maxEndpoints?: number;
 }
 
+interface Admitted {
+  url: URL;
+  destination: Destination;
+}
+
 interface EndpointPool {
-  pool: Pool;
-  admitted: SsrfAdmitted;
+  pool: Dispatcher;
+  admitted: Admitted;
   checkedAt: number;
 }
 
@@ -61,7 +66,7 @@ const excerptBytes = 256;
  * address the SSRF guard admitted, redirects never followed (a 3xx is simply not a 200).
  */
 export class CallbackClient implements CallbackTransport, CallbackTester {
-  private readonly guard: SsrfGuard;
+  private readonly outbound: Outbound;
   private readonly clock: Clock;
   private readonly timeoutMs: number;
   private readonly connections: number;
@@ -71,7 +76,7 @@ export class CallbackClient implements CallbackTransport, CallbackTester {
   private readonly checks = new Map<string, Promise<EndpointPool | DeliveryOutcome>>();
 
   constructor(options: CallbackClientOptions) {
-    this.guard = options.guard;
+    this.outbound = options.outbound;
     this.clock = options.clock ?? systemClock;
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.connections = options.connectionsPerEndpoint ?? 32;
@@ -96,14 +101,14 @@ export class CallbackClient implements CallbackTransport, CallbackTester {
    * pass before a callback URL is saved. Never rejects.
    */
   async testCallback(url: string, request: CallbackRequest): Promise<CallbackObservation> {
-    const admitted = await this.guard.check(url);
+    const admitted = await this.outbound.admitUrl(url);
     if (!admitted.ok) {
       return { outcome: 'ssrf_refused', status: null, latencyMs: 0, detail: admitted.detail, refusal: admitted.reason };
     }
-    const client = new Client(admitted.url.origin, this.dispatcherOptions(admitted));
+    const client = this.outbound.dispatcher(admitted.destination, admitted.url.origin, { ...this.dispatcherOptions(), pool: false });
     try {
       const observed = await this.send(client, admitted.url, request, excerptBytes);
-      return { ...observed, address: admitted.address };
+      return { ...observed, address: admitted.destination.address };
     } finally {
       void client.destroy().catch(() => undefined);
     }
@@ -125,21 +130,21 @@ export class CallbackClient implements CallbackTransport, CallbackTester {
     // Concurrent deliveries to one endpoint share one guard check.
     const pending = this.checks.get(url);
     if (pending) return pending;
-    const check = this.guard.check(url).then((admitted): EndpointPool | DeliveryOutcome => {
+    const check = this.outbound.admitUrl(url).then((admitted): EndpointPool | DeliveryOutcome => {
       this.checks.delete(url);
       const previous = this.pools.get(url);
       if (!admitted.ok) {
         if (previous) this.retire(url, previous);
         return { outcome: 'ssrf_refused', status: null, latencyMs: 0, detail: admitted.detail };
       }
-      if (previous && previous.admitted.address === admitted.address) {
+      if (previous && previous.admitted.destination.address === admitted.destination.address) {
         previous.checkedAt = this.clock.now();
         return previous;
       }
       if (previous) this.retire(url, previous);
       const endpoint: EndpointPool = {
-        pool: new Pool(admitted.url.origin, { ...this.dispatcherOptions(admitted), connections: this.connections }),
-        admitted,
+        pool: this.outbound.dispatcher(admitted.destination, admitted.url.origin, { ...this.dispatcherOptions(), connections: this.connections }),
+        admitted: { url: admitted.url, destination: admitted.destination },
         checkedAt: this.clock.now(),
       };
       this.pools.set(url, endpoint);
@@ -166,9 +171,10 @@ export class CallbackClient implements CallbackTransport, CallbackTester {
     }
   }
 
-  private dispatcherOptions(admitted: SsrfAdmitted): Pool.Options {
+  /** The outbound layer pins every connection to the admitted address; these are the timeouts. */
+  private dispatcherOptions(): Pool.Options {
     return {
-      connect: { lookup: pinnedLookup(admitted.address, admitted.family), timeout: this.timeoutMs },
+      connect: { timeout: this.timeoutMs },
       // The clock-driven abort below is the timeout; undici's own timers are only a backstop.
       headersTimeout: this.timeoutMs * 2,
       bodyTimeout: this.timeoutMs * 2,

@@ -1,7 +1,7 @@
-import type { Db } from '../../platform/db/database.js';
-import type { ErrorReportDeliveryTable } from './error-reporting.tables.js';
+import type { Db } from '../db/database.js';
+import type { DeliveryAttemptTable } from './attempt-log.tables.js';
 
-export type DeliveryRow = ErrorReportDeliveryTable;
+export type DeliveryRow = DeliveryAttemptTable;
 /** A row without its body and headers: what a list shows. */
 export type DeliverySummaryRow = Omit<DeliveryRow, 'body' | 'headers'>;
 

@@ -1,7 +1,7 @@
 /**
  * The AMF0 values RTMP commands carry (`connect`, `publish`, ...): enough to read a command,
  * change some of its values and write it back byte for byte otherwise. Dates and references
- * never appear in the commands the publishing relay rewrites; anything it cannot read it
+ * never appear in the commands the publishing relay rewrites or the ingest front reads; anything it cannot read it
  * forwards untouched (the caller keeps the original bytes).
  */
 export type Amf0Value =

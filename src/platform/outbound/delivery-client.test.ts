@@ -1,10 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
-import { SsrfGuard } from '../../platform/net/ssrf-guard.js';
-import type { HostResolver } from '../../platform/net/ssrf-guard.js';
-import { CallbackClient } from './callback-client.js';
-import type { CallbackRequest } from './callback-client.js';
+import { parseCallbackAllowList } from '../net/callback-allowlist.js';
+import { createOutbound } from '../net/outbound.js';
+import type { HostResolver } from '../net/ssrf-guard.js';
+import { CallbackClient } from './delivery-client.js';
+import type { CallbackRequest } from './delivery-client.js';
 import { closedLoopbackPort, startLocalReceiver } from './testing/local-receiver.js';
 import type { LocalReceiver } from './testing/local-receiver.js';
 
@@ -13,7 +13,7 @@ const resolver: HostResolver = {
   resolve: (hostname) =>
     hostname === 'receiver.test' ? Promise.resolve([{ address: '127.0.0.1', family: 4 }]) : Promise.reject(new Error('ENOTFOUND')),
 };
-const guard = new SsrfGuard({ resolver, allowList: parseCallbackAllowList('127.0.0.1/32,receiver.test') });
+const outbound = createOutbound({ resolver, allowList: parseCallbackAllowList('127.0.0.1/32,receiver.test') });
 const request: CallbackRequest = { body: '{"owner":"ws1","code":404}', headers: { 'webhook-id': 'msg_1' } };
 const opts = { timeout: 10_000 };
 
@@ -23,7 +23,7 @@ let client: CallbackClient;
 before(async () => {
   receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 5_000 });
   // Short timeout so the slow receiver test is quick; the default is 5 s.
-  client = new CallbackClient({ guard, timeoutMs: 300 });
+  client = new CallbackClient({ outbound, timeoutMs: 300 });
 });
 
 after(async () => {
@@ -92,7 +92,7 @@ test('https to a plain HTTP receiver is a tls_error', opts, async () => {
 });
 
 test('a URL the guard refuses is never requested', opts, async () => {
-  const strict = new CallbackClient({ guard: new SsrfGuard({ resolver }), timeoutMs: 300 });
+  const strict = new CallbackClient({ outbound: createOutbound({ resolver }), timeoutMs: 300 });
   const before = receiver.count();
   const outcome = await strict.deliver(receiver.url, request);
   assert.equal(outcome.outcome, 'ssrf_refused');
@@ -123,7 +123,7 @@ test('testCallback reports what it observed, including the receiver text', opts,
 
 test('keep-alive: many deliveries share a few connections', opts, async () => {
   receiver.setBehaviour({ kind: 'status', status: 200 });
-  const pooled = new CallbackClient({ guard, connectionsPerEndpoint: 4 });
+  const pooled = new CallbackClient({ outbound, connectionsPerEndpoint: 4 });
   const connectionsBefore = receiver.connections();
   for (let round = 0; round < 3; round += 1) {
     const outcomes = await Promise.all(Array.from({ length: 40 }, () => pooled.deliver(receiver.url, request)));
