@@ -15,7 +15,7 @@ import type { IngestGrantService } from './modules/workspaces/ingest-grants.serv
 import { createWorkspaces } from './modules/workspaces/workspaces.module.js';
 import type { ErrorReportSink } from './platform/error-report-sink.js';
 import { createErrorReporting, type ErrorReporting } from './modules/error-reporting/error-reporting.module.js';
-import type { FinishedRecording } from './modules/managed-slicers/live-recorder.js';
+import type { FinishedRecording, RecordingSink } from './modules/managed-slicers/live-recorder.js';
 import { createManagedSlicers, publicHostOf, type ManagedSlicers, type ManagedSlicersDeps } from './modules/managed-slicers/managed-slicers.module.js';
 import { serverInfoParts } from './modules/server-info/server-info.routes.js';
 import { VERSION } from './platform/version.js';
@@ -192,15 +192,22 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Operational events (asset, live, publishing state changes) to subscribed endpoints, with retries.
   const webhooks = createWebhooks({ config, mode, clock, ids, storage, box, metrics, log: moduleLog('webhooks'), outbound: wiring.port('webhooks', 'outbound', outbound, 'outbound layer') });
   const events = wiring.port('webhooks', 'event intake', webhooks.events, 'webhook deliveries');
-  // Recorded live events become assets of the library, made below.
-  const recordings = {
+  // Recorded live events become assets of the library, made below. The library starts after the
+  // slicers (resumed slicers run before it): each live event asks it as the event starts.
+  const recordings: RecordingSink = {
+    unavailableReason: () => {
+      const tools = assets.tools();
+      if (tools === undefined) return 'the asset library has not started yet';
+      return tools.available ? undefined : `the asset library is not available on this server: ${tools.reason}`;
+    },
     adopt: async (r: FinishedRecording) => ({ assetId: (await assets.service.adoptRecording(r)).id }),
     // A recording counts in the asset quota as it opens; one open is kept whatever (README, Limits).
     mayAdd: (owner: string) => assets.service.hasRoomForAsset(owner),
   };
   const managedSlicers = createManagedSlicers({
-    config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas, events,
-    recordings: () => (assets.tools()?.available ? recordings : undefined),
+    config, mode, clock, ids, storage, metrics, box, log: moduleLog('managed-slicers'), mediaTools: mediaTools.found, quotas,
+    events: wiring.port('managed-slicers', 'events', events, 'webhooks'),
+    recordings: wiring.port('managed-slicers', 'recordings', recordings, 'asset library'),
     ...overrides.managedSlicers,
   });
   const syndication = createSyndicationModule({

@@ -72,6 +72,7 @@ describe('embedded mode wiring', () => {
     assert.deepEqual(t.runtime.wiring, {
       assets: { events: 'webhooks', 'media tools found later': 'media tools lookup', metrics: 'prometheus registry' },
       'error-reporting': { outbound: 'outbound layer' },
+      'managed-slicers': { events: 'webhooks', recordings: 'asset library' },
       'playback-edge': { events: 'vod-stats ingest', metrics: 'prometheus registry', 'single-use claims': 'memory' },
       syndication: { events: 'webhooks', ffmpeg: 'media tools lookup', metrics: 'prometheus registry', outbound: 'outbound layer', 'resume on start': 'every started schedule' },
       'vod-stats': { 'error reports': 'error-reporting dispatcher' },
@@ -144,6 +145,7 @@ describe('cluster mode wiring', { skip }, () => {
       assert.deepEqual(t.runtime.wiring, {
         assets: { events: 'webhooks', 'media tools found later': 'media tools lookup', metrics: 'prometheus registry' },
         'error-reporting': { outbound: 'outbound layer', 'settings link': 'change feed' },
+        'managed-slicers': { events: 'webhooks', recordings: 'asset library' },
         'playback-edge': { events: 'vod-stats ingest', metrics: 'prometheus registry', 'single-use claims': 'redis' },
         syndication: { events: 'webhooks', ffmpeg: 'media tools lookup', metrics: 'prometheus registry', outbound: 'outbound layer', 'resume on start': 'none (takeover of dead instances)', takeover: 'cluster membership' },
         'vod-stats': { 'error reports': 'error-reporting dispatcher', 'shared counters': 'redis' },

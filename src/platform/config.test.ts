@@ -164,12 +164,11 @@ test('webhook settings: defaults, values read, out-of-range values refused namin
   }
 });
 
-test('low-latency live: on by default, with bounded blocking reloads per instance and per client network', () => {
+test('low-latency live (the only live output): bounded blocking reloads per instance and per client network', () => {
   const defaults = loadConfig({});
-  assert.deepEqual([defaults.liveLowLatency, defaults.liveBlockingReloads, defaults.liveBlockingReloadsPerNetwork], [true, 10000, 64]);
-  const set = loadConfig({ PLAYLINE_LIVE_LL_HLS: 'false', PLAYLINE_LIVE_BLOCKING_RELOADS: '100', PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK: '4' });
-  assert.deepEqual([set.liveLowLatency, set.liveBlockingReloads, set.liveBlockingReloadsPerNetwork], [false, 100, 4]);
-  assert.throws(() => loadConfig({ PLAYLINE_LIVE_LL_HLS: 'sometimes' }), /PLAYLINE_LIVE_LL_HLS \(--live-ll-hls\)/);
+  assert.deepEqual([defaults.liveBlockingReloads, defaults.liveBlockingReloadsPerNetwork], [10000, 64]);
+  const set = loadConfig({ PLAYLINE_LIVE_BLOCKING_RELOADS: '100', PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK: '4' });
+  assert.deepEqual([set.liveBlockingReloads, set.liveBlockingReloadsPerNetwork], [100, 4]);
   assert.throws(() => loadConfig({ PLAYLINE_LIVE_BLOCKING_RELOADS: '-1' }), /PLAYLINE_LIVE_BLOCKING_RELOADS \(--live-blocking-reloads\)/);
   assert.throws(() => loadConfig({ PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK: 'many' }), /PLAYLINE_LIVE_BLOCKING_RELOADS_PER_NETWORK/);
 });

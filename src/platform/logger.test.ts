@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger, REDACTED } from './logger.js';
+import { isSecretField, SECRET_FIELDS } from './secret-fields.js';
+import { secretFieldNames } from '../modules/syndication/target-secrets.js';
 
 const capture = () => {
   const lines: Array<Record<string, unknown>> = [];
@@ -20,6 +22,26 @@ test('a module logger (a child of the root) redacts secrets at the top and one l
   );
   assert.deepEqual([line.module, line.instance, line.pid, line.msg], ['syndication', 'host:1:abcd', process.pid, 'saved']);
   assert.doesNotMatch(JSON.stringify(lines), /p4ss|live_key|sid"|s3cret|Bearer x/);
+});
+
+test('stream keys, SRT/RIST passphrases and every other field of the one secret list are redacted, at the top and one level down', () => {
+  const { lines, destination } = capture();
+  const log = createLogger({ level: 'info', destination }).child({ module: 'managed-slicers' });
+  const clear = Object.fromEntries(SECRET_FIELDS.map((field, i) => [field, `clear-${i}-value`]));
+  log.info({ ...clear, slicer: { ...clear, id: 'abc' } }, 'starting');
+  const line = lines[0] as Record<string, unknown>;
+  for (const field of SECRET_FIELDS) {
+    assert.equal(line[field], REDACTED, field);
+    assert.equal((line.slicer as Record<string, unknown>)[field], REDACTED, `slicer.${field}`);
+  }
+  assert.equal((line.slicer as Record<string, unknown>).id, 'abc');
+  assert.doesNotMatch(JSON.stringify(lines), /clear-\d+-value/);
+  // The fields issue 42 found in neither list.
+  for (const field of ['stream_key', 'streamKey', 'passphrase']) assert.ok(isSecretField(field), field);
+});
+
+test('the publishing targets\' secret fields are names of the one list', () => {
+  for (const field of secretFieldNames) assert.ok(isSecretField(field), field);
 });
 
 test('the level comes from the settings: silent writes nothing, debug writes debug lines', () => {

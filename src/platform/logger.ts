@@ -2,14 +2,15 @@ import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
+import { SECRET_FIELDS } from './secret-fields.js';
 
 export type { Logger };
 
 /**
- * Credential-bearing fields, wherever a log call puts them: at the top of the logged object or
- * one level down (`{ target: { password } }`), and the Authorization header of a request.
+ * Credential-bearing fields (the one list, secret-fields.ts), wherever a log call puts them: at
+ * the top of the logged object or one level down (`{ target: { password } }`), and the
+ * Authorization header of a request.
  */
-const SECRET_FIELDS = ['secret', 'password', 'stream_id', 'target_stream', 'apiKey', 'api_key', 'authorization'];
 export const REDACTED_PATHS = ['req.headers.authorization', 'headers.authorization', ...SECRET_FIELDS, ...SECRET_FIELDS.map((field) => `*.${field}`)];
 export const REDACTED = '********';
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { eventually } from '../../../test/helpers/eventually.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
+import type { FakeClock } from '../../platform/clock.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
 import { liveDir } from '../../platform/media/media-layout.js';
 import type { ManagedSlicerTaskView } from './managed-slicers.schema.js';
@@ -106,6 +107,14 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     const outsider = encode('guessed-key');
     assert.notEqual(await exited(outsider), 0, 'a wrong key is refused');
     assert.equal(live?.pidOf(slicer.id), undefined);
+    // The ingest admission's failure pause: right after a wrong key, the same address is refused even with the right one.
+    assert.notEqual(await exited(encode(key)), 0, 'the address that guessed is paused');
+    assert.equal(live?.pidOf(slicer.id), undefined);
+    const refusals = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(refusals, /^playline_ingest_refusals_total\{protocol="rtmp",reason="bad_key"\} 1$/m);
+    assert.match(refusals, /^playline_ingest_refusals_total\{protocol="rtmp",reason="paused"\} 1$/m);
+    assert.equal(logs.filter((line) => line.includes('ingest refused: the stream key was not accepted')).length, 1, 'one log line per refusal of a key');
+    (t.clock as FakeClock).advance(2_000);
     const encoder = encode(key);
     try {
       await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'live with the key', 30_000);
@@ -132,7 +141,7 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       const updatedPid = live?.pidOf(other.id);
       assert.ok(otherPid !== undefined && updatedPid !== undefined && updatedPid !== otherPid, `a new process: ${otherPid} -> ${updatedPid}`);
       await eventually(() => !existsSync(`/proc/${otherPid}`), 'the old process ended');
-      assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-f mp4 -movflags \+frag_keyframe\+delay_moov.* unix:\/\S+\/480p\.sock/, 'the new profile, written as LL-HLS (PLAYLINE_LIVE_LL_HLS, the default) to the server\'s socket');
+      assert.match(readFileSync(`/proc/${updatedPid}/cmdline`, 'utf8').replaceAll('\0', ' '), /scale=-2:480 .*-f mp4 -movflags \+frag_keyframe\+delay_moov.* unix:\/\S+\/480p\.sock/, 'the new profile, written as LL-HLS (the only live output) to the server\'s socket');
       const otherUrl = (await t.client.managedSlicers.get(other.id)).ingest_url;
       const passphrase = (otherUrl ?? '').split('passphrase=')[1]?.split('&')[0] ?? 'none';
       assert.equal(spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).stdout.includes(passphrase), false, 'ps -eo args: no process holds the SRT passphrase');
@@ -149,6 +158,8 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
       const newKey = (rotated.ingest_url ?? '').split('/').at(-1) as string;
       assert.ok(newKey.length === 32 && newKey !== key);
       assert.notEqual(await exited(encode(key)), 0, 'the old key is refused');
+      // Once the failure pause of this address is over.
+      (t.clock as FakeClock).advance(2_000);
       const renewed = encode(newKey);
       try {
         await eventually(async () => (await t.client.managedSlicers.get(slicer.id)).live?.state === 'live', 'live again with the new key', 30_000);
@@ -207,8 +218,14 @@ describe('ffmpeg slicer tasks', { skip, timeout: 120_000 }, () => {
     const wrongToken = await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${'A'.repeat(token.length)}/seg0.ts`);
     assert.equal(wrongToken.statusCode, 403);
     assert.equal(JSON.parse(wrongToken.body).code, 'ingest_token_invalid');
+    // The ingest admission's failure pause: the address that guessed is refused even with the right token, until it passed.
+    const paused = await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${token}/seg0.ts`);
+    assert.deepEqual([paused.statusCode, JSON.parse(paused.body).code], [429, 'throttled']);
+    (t.clock as FakeClock).advance(2_000);
     assert.equal((await put(`/ingest/hls/${t.workspace.id}/${slicer.id}/${token}/notes.txt`)).statusCode, 400);
     assert.equal((await put(`/ingest/hls/${t.other.workspace.id}/${slicer.id}/${token}/seg0.ts`)).statusCode, 403, 'the token names its workspace');
+    assert.match((await t.app.inject({ method: 'GET', url: '/metrics' })).body, /^playline_ingest_refusals_total\{protocol="hls",reason="bad_key"\} 2$/m);
+    (t.clock as FakeClock).advance(2_000);
 
     const encoder = spawn('ffmpeg', [
       '-hide_banner', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine', '-t', '60',

@@ -56,7 +56,8 @@ describe('hls push: authenticated before the body, streamed to disk, playlists c
   let base: string;
   let slicerId: string;
   before(async () => {
-    t = await createTestApp({ env: { PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT: String(96 * MiB), PLAYLINE_SLICER_PROVISIONER: 'ffmpeg', PLAYLINE_REGIONS: 'eu-central-1' } });
+    // No failure pause: the right token is pushed right after the wrong ones from the same address (the pause is tested in live/ingest-admission.test.ts).
+    t = await createTestApp({ env: { PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT: String(96 * MiB), PLAYLINE_SLICER_PROVISIONER: 'ffmpeg', PLAYLINE_REGIONS: 'eu-central-1', PLAYLINE_INGEST_FAILURE_PAUSE_MS: '0' } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
     t.runtime.managedSlicers.listening(port);

@@ -45,7 +45,7 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
   // declared length must fit the bytes in flight. A refusal closes the connection unread.
   const authorize = async (request: FastifyRequest): Promise<void> => {
     const { owner, slicer, token, file } = request.params as { owner: string; slicer: string; token: string; file: string };
-    const grant = await receiver.authorize(owner, slicer, token, file);
+    const grant = await receiver.authorize(owner, slicer, token, file, request.ip);
     const declared = Number(request.headers['content-length'] ?? 0);
     const held = Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, HLS_PUSH_MAX_BYTES) : 0;
     if (!receiver.inFlight.tryTake(held)) throw busy();
@@ -94,7 +94,7 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     },
     schema: {
       tags, summary: 'Push a playlist or segment to an hls slicer', description, security: [], params: HlsPushParams,
-      response: { 201: Type.Null({ description: 'Stored' }), ...problemResponses(400, 403, 404, 409, 413, 503, 507) },
+      response: { 201: Type.Null({ description: 'Stored' }), ...problemResponses(400, 403, 404, 409, 413, 429, 503, 507) },
     },
   }, async (request, reply) => {
     const push = pushes.get(request);
@@ -124,11 +124,11 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     config: { auth: 'none' },
     schema: {
       tags, summary: 'Remove a segment an encoder pushed to an hls slicer', description, security: [], params: HlsPushParams,
-      response: { 204: Type.Null({ description: 'Removed (or already gone)' }), ...problemResponses(400, 403, 404) },
+      response: { 204: Type.Null({ description: 'Removed (or already gone)' }), ...problemResponses(400, 403, 404, 429) },
     },
   }, async (request, reply) => {
     const { owner, slicer, token, file } = request.params;
-    await receiver.delete(owner, slicer, token, file);
+    await receiver.delete(owner, slicer, token, file, request.ip);
     return reply.code(204).send(null);
   });
 }

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { AdmissionVerdict } from './live/ingest-admission.js';
 import { AppError } from '../../platform/errors.js';
-import { sameKey } from './slicer-source.js';
 import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
 import { isSafePathId, liveInputDir } from '../../platform/media/media-layout.js';
 import type { LiveInputQuota } from './live-storage.js';
@@ -82,8 +82,8 @@ export class PushBytesInFlight {
 export class HlsPushReceiver {
   constructor(
     private readonly mediaRoot: string,
-    /** The stream key of a slicer that runs here (undefined when it does not). */
-    private readonly keyOf: (owner: string, slicerId: string) => string | undefined,
+    /** The ingest admission's verdict on a token presented for a slicer (only one that runs here can pass). */
+    private readonly admit: (owner: string, slicerId: string, token: string, remoteAddress: string) => AdmissionVerdict,
     readonly inFlight: PushBytesInFlight,
     /** The caps of a slicer's input folder and the workspace's storage quota. */
     readonly quota: LiveInputQuota,
@@ -119,17 +119,20 @@ export class HlsPushReceiver {
     }
   }
 
-  async delete(owner: string, slicerId: string, token: string, file: string): Promise<void> {
-    const { dir } = await this.authorize(owner, slicerId, token, file);
+  async delete(owner: string, slicerId: string, token: string, file: string, remoteAddress: string): Promise<void> {
+    const { dir } = await this.authorize(owner, slicerId, token, file, remoteAddress);
     await rm(join(dir, file), { force: true });
     this.quota.removed(owner);
   }
 
   /** Checks what the URL names, before any body is read; the folder the file goes to. */
-  async authorize(owner: string, slicerId: string, token: string, file: string): Promise<HlsPushGrant> {
+  async authorize(owner: string, slicerId: string, token: string, file: string, remoteAddress: string): Promise<HlsPushGrant> {
     // The key is known only for a slicer that runs here: any other URL is refused alike.
-    const key = isSafePathId(owner) && isSafePathId(slicerId) ? this.keyOf(owner, slicerId) : undefined;
-    if (key === undefined || !sameKey(token, key)) {
+    const verdict: AdmissionVerdict = isSafePathId(owner) && isSafePathId(slicerId) ? this.admit(owner, slicerId, token, remoteAddress) : { admitted: false, reason: 'bad_key' };
+    if (!verdict.admitted && verdict.reason === 'paused') {
+      throw new AppError('throttled', 'This address presented a wrong ingest token a moment ago: everything it pushes is refused for PLAYLINE_INGEST_FAILURE_PAUSE_MS; push again after it');
+    }
+    if (!verdict.admitted) {
       throw new AppError('ingest_token_invalid', 'This is not the ingest URL of an hls slicer: use the ingest_url the slicer shows');
     }
     if (!HLS_PUSH_FILE.test(file)) {

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { encodeOnce, firstVideoNalTypes, fragmentTiming, mediaToolsSkip } from '../../../test/helpers/media.js';
 import { tracksOfInit } from '../../platform/media/fmp4-tracks.js';
 import { parseMediaPlaylist } from '../../platform/media/hls-media-playlist.js';
-import { liveOutputArgs } from './live-profiles.js';
+import { liveOutputArgs } from './live-profiles.test-support.js';
 import type { OutputProfile } from './managed-slicers.schema.js';
 
 const skip = await mediaToolsSkip();

@@ -28,6 +28,7 @@ const setUp = (options: { mayGrow?: () => Promise<boolean>; mayAdd?: () => Promi
       mediaRoot: root, owner: OWNER, slicerId: SLICER, liveDir: dir, name: 'Keynote', clock,
       // The asset library takes the directory (a rename), as AssetFiles.adoptRecording does.
       sink: {
+        unavailableReason: () => undefined,
         adopt: async (r) => {
           const target = join(root, 'library', String(adopted.length));
           mkdirSync(join(root, 'library'), { recursive: true });

@@ -24,6 +24,8 @@ export interface FinishedRecording {
 
 /** Where finished recordings go: the asset library (it answers the new asset's id). */
 export interface RecordingSink {
+  /** Why recordings cannot be taken now (the library is not available, or has not started yet); undefined when they can. Asked as each live event starts. */
+  unavailableReason(): string | undefined;
   adopt(recording: FinishedRecording): Promise<{ assetId: string }>;
   /**
    * Whether the workspace may hold one more asset (PLAYLINE_QUOTA_ASSETS), asked as a recording

@@ -15,6 +15,8 @@ import { restartSettingsOf } from '../../platform/media/supervision-policy.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
+import { IngestAdmission } from './live/ingest-admission.js';
+import { liveRecording, liveWebhooks, windowIndexKeeper } from './live/consumers.js';
 import { HlsPushReceiver, PushBytesInFlight } from './hls-push.js';
 import { SlicerHosting } from './slicer-hosting.js';
 import { SlicerHostRepository } from './slicer-hosts.repository.js';
@@ -49,9 +51,9 @@ export interface ManagedSlicersDeps {
   /** The workspaces' quotas: slicers per workspace; live folders count in the storage quota. */
   quotas: Quotas;
   /** Operational events (live.started, live.ended, recording.ready) for webhooks. */
-  events?: OperationalEventSink;
-  /** Where recorded live events go (the asset library, made after this module: asked for when a slicer starts). */
-  recordings?: () => RecordingSink | undefined;
+  events: OperationalEventSink;
+  /** Where recorded live events go: the asset library (it starts after this module, so each live event asks it whether it takes recordings as the event starts). */
+  recordings: RecordingSink;
 }
 
 export interface ManagedSlicers {
@@ -61,6 +63,8 @@ export interface ManagedSlicers {
   live(): FfmpegSlicerProvisioner | undefined;
   /** Takes what encoders push to `hls` slicers (`/ingest/hls/...`). */
   hlsPush: HlsPushReceiver;
+  /** Who may publish to which live event, for every ingest protocol (its refusals are counted on /metrics). */
+  admission: IngestAdmission;
   /** The port the server listens on, once it does: `hls` ingest URLs name it. */
   listening(port: number): void;
   /** Starts the task runner (resuming interrupted tasks) and stops it gracefully. */
@@ -99,6 +103,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     restart: (r: ProvisionRequest) => chosen.restart(r),
     delete: (r: ProvisionRequest) => chosen.delete(r),
   };
+  const admission = new IngestAdmission({ clock, pauseMs: config.ingestFailurePauseMs, log, ...(deps.metrics ? { registry: deps.metrics.registry } : {}) });
   const metrics = deps.metrics ? registerSlicerMetrics(deps.metrics.registry, () => ffmpeg?.statuses() ?? []) : undefined;
   // Embedded mode: one process per database, so on start it takes back every interrupted
   // task at once, and only its own enqueues create work (no idle polling). Cluster mode: tasks
@@ -150,6 +155,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       log.error({ reason: tools.reason }, 'ffmpeg is missing: managed slicers cannot run (creates answer 503 media_tools_missing; PLAYLINE_SLICER_PROVISIONER=simulated runs simulated ones)');
       return;
     }
+    const run = memoryLimitedRunner(mediaMemoryLimitBytesOf(config));
     ffmpeg = new FfmpegSlicerProvisioner({
       ffmpeg: tools.ffmpeg,
       mediaRoot,
@@ -157,7 +163,6 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       publicHost: publicHostOf(config),
       ports: parsePortRange(config.slicerPorts),
       windowSegments: config.slicerWindowSegments,
-      lowLatency: config.liveLowLatency,
       dvrWindowS: config.liveDvrWindowS,
       reconnectGraceMs: config.liveReconnectGraceMs,
       preset: 'veryfast',
@@ -165,12 +170,16 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       log,
       restart: restartSettingsOf(config),
       stallMs: config.slicerStallMs,
-      run: memoryLimitedRunner(mediaMemoryLimitBytesOf(config)),
+      run,
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
-      hlsPush: { baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },
-      ...(deps.events ? { events: deps.events } : {}),
-      ...(deps.recordings ? { recordings: deps.recordings } : {}),
-      mayRecord: (owner) => deps.quotas.storage.hasRoom(owner),
+      hlsPushBase: () => `http://${urlHost(publicHostOf(config))}:${apiPort}`,
+      admission,
+      // What lives with each live event; a new consumer is one more line here.
+      consumers: [
+        windowIndexKeeper(log),
+        liveWebhooks(deps.events),
+        liveRecording({ mediaRoot, clock, ffmpeg: tools.ffmpeg, run, log, sink: deps.recordings, mayRecord: (owner) => deps.quotas.storage.hasRoom(owner), events: deps.events }),
+      ],
     });
     hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;
@@ -193,7 +202,12 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     workspacesAtLimit: async (limits) => ({ slicers: await workspacesWithSlicers(storage.db, limits.slicers) }),
   });
   const liveInput = new LiveInputQuota({ maxFiles: config.hlsPushMaxFiles, maxBytes: config.hlsPushMaxFolderBytes }, quotas.storage, liveStorage);
-  const hlsPush = new HlsPushReceiver(mediaRoot, (owner, slicerId) => ffmpeg?.streamKeyOf(owner, slicerId), new PushBytesInFlight(config.hlsPushMaxBytesInFlight), liveInput);
+  const hlsPush = new HlsPushReceiver(
+    mediaRoot,
+    (owner, slicerId, token, remoteAddress) => admission.admit({ protocol: 'hls', owner, slicerId, presentedKey: token, remoteAddress }),
+    new PushBytesInFlight(config.hlsPushMaxBytesInFlight),
+    liveInput,
+  );
   const work: BackgroundWork = {
     name: 'managed-slicer task runner',
     start: async () => {
@@ -211,6 +225,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     runner,
     live: () => ffmpeg,
     hlsPush,
+    admission,
     listening: (port) => {
       apiPort = port;
     },

@@ -74,7 +74,7 @@ const slicerFields = {
     Type.Boolean({
       description:
         'Record each live event into the asset library (default true): when the event ends (the encoder gone past the reconnect grace, or the slicer stopped or deleted) ' +
-        'its segments become a ready asset with source_slicer_id, without re-encoding. Low-latency output (PLAYLINE_LIVE_LL_HLS) only',
+        'its segments become a ready asset with source_slicer_id, without re-encoding',
     }),
   ),
 };

@@ -57,8 +57,8 @@ export interface RtmpIngestFrontOptions {
   host: string;
   /** Port to listen on; 0 picks a free one (see `RtmpIngestFront.port`). */
   port: number;
-  /** Whether `streamName` (the `publish` name) is the slicer's stream key. Compare in constant time. */
-  checkKey(streamName: string): boolean;
+  /** Whether `streamName` (the `publish` name), sent from `remoteAddress`, is admitted (the ingest admission: constant time, failure pause). */
+  checkKey(streamName: string, remoteAddress: string): boolean;
   /**
    * Called when an encoder is accepted; returns where its FLV byte stream goes (e.g. the
    * slicer ffmpeg's stdin, read with `-f flv -i pipe:0`). The front ends that Writable when the
@@ -159,7 +159,7 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
         refuse(reason, detail, publishStatus(streamId, 'error', code, description));
       let accepted: boolean;
       try {
-        accepted = name !== '' && options.checkKey(name);
+        accepted = name !== '' && options.checkKey(name, remoteAddress);
       } catch {
         return refuseWith('unavailable', 'the stream key could not be checked', 'NetStream.Publish.Denied', 'The stream cannot be taken now.');
       }

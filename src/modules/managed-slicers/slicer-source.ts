@@ -1,15 +1,16 @@
-import { timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
 import { keyedListenerInput, pushedPlaylistInput, type KeyedListenProtocol, type SourceInput } from './listener-input.js';
 import { startRtmpIngestFront, type IngestPublisher, type IngestRefusal } from './rtmp-ingest-front.js';
+import type { ListenProtocol } from './ingest-endpoint.js';
 
 /**
  * Where a slicer's source comes from, for as long as the slicer runs here: each run of its ffmpeg
  * asks for its input (`input`), and `close` ends it all when the slicer stops. Every source
- * checks the slicer's stream key before any media reaches ffmpeg.
+ * has the slicer's stream key checked by the ingest admission before any media reaches ffmpeg
+ * (hls push: by the API, through the same admission).
  */
 export interface SlicerSource {
   input(signal: AbortSignal, again: boolean): Promise<SourceInput>;
@@ -18,16 +19,43 @@ export interface SlicerSource {
   close(): Promise<void>;
 }
 
-/** Constant-time comparison of a presented key with the slicer's. */
-export const sameKey = (given: string, key: string): boolean => {
-  const a = Buffer.from(given);
-  const b = Buffer.from(key);
-  return a.length === b.length && timingSafeEqual(a, b);
+/**
+ * The ingest admission as one live event's source sees it (live/ingest-admission.ts, bound to the
+ * event's protocol and slicer): every source asks it, none compares keys itself.
+ */
+export interface SourceAdmission {
+  /** Whether an encoder presenting `key` from `remoteAddress` may publish (counted and logged when not). */
+  admit(key: string, remoteAddress: string): boolean;
+  /** The key material a listener that checks keys itself needs (SRT passphrase, RIST secret). */
+  keyMaterial(): string;
+  /** A wrong key that such a listener refused (counted, logged and paused like the others). */
+  refused(remoteAddress: string): void;
+}
+
+/** What a listening source is built from: the event's port, its admission, and where other refusals are logged. */
+export interface ListenerSourceOptions {
+  bindHost: string;
+  port: number;
+  clock: Clock;
+  admission: SourceAdmission;
+  /** Connections closed before publishing for a reason other than the key (the admission logs those). */
+  onRefused: (refusal: IngestRefusal) => void;
+}
+
+/**
+ * The source of each listening protocol. The seam for a new front: a protocol whose listener
+ * Playline runs itself (RTMP today; RIST's UDP front next) maps here to a source that asks
+ * `options.admission`, and nothing else changes.
+ */
+export const listenerSources: Record<ListenProtocol, (options: ListenerSourceOptions) => Promise<SlicerSource>> = {
+  rtmp: (options) => rtmpFrontSource(options),
+  srt: (options) => Promise.resolve(keyedListenerSource('srt', options)),
+  rist: (options) => Promise.resolve(keyedListenerSource('rist', options)),
 };
 
-/** SRT and RIST: ffmpeg's own listener, the key a protocol option (listener-input.ts); a fresh named pipe per run. */
-export const keyedListenerSource = (protocol: KeyedListenProtocol, bindHost: string, port: number, streamKey: string): SlicerSource => ({
-  input: () => keyedListenerInput(protocol, bindHost, port, streamKey),
+/** SRT and RIST: ffmpeg's own listener, the key (from the admission) a protocol option (listener-input.ts); a fresh named pipe per run. */
+export const keyedListenerSource = (protocol: KeyedListenProtocol, options: Pick<ListenerSourceOptions, 'bindHost' | 'port' | 'admission'>): SlicerSource => ({
+  input: () => keyedListenerInput(protocol, options.bindHost, options.port, options.admission.keyMaterial()),
   listensHere: false,
   close: () => Promise.resolve(),
 });
@@ -39,14 +67,14 @@ export const keyedListenerSource = (protocol: KeyedListenProtocol, bindHost: str
  * still connected hangs the publisher up: an FLV stream cannot be resumed mid-way, the encoder
  * reconnects and the next run starts from its header.
  */
-export async function rtmpFrontSource(options: { bindHost: string; port: number; streamKey: string; clock: Clock; onRefused?: (refusal: IngestRefusal) => void }): Promise<SlicerSource> {
+export async function rtmpFrontSource(options: ListenerSourceOptions): Promise<SlicerSource> {
   let pending: { publisher: IngestPublisher; flv: PassThrough } | undefined;
   let waiting: ((next: { publisher: IngestPublisher; flv: PassThrough }) => void) | undefined;
   const front = await startRtmpIngestFront({
     host: options.bindHost,
     port: options.port,
     clock: options.clock,
-    checkKey: (name) => sameKey(name, options.streamKey),
+    checkKey: (name, remoteAddress) => options.admission.admit(name, remoteAddress),
     onPublisher: (publisher) => {
       const flv = new PassThrough();
       const next = { publisher, flv };
@@ -57,7 +85,10 @@ export async function rtmpFrontSource(options: { bindHost: string; port: number;
       });
       return flv;
     },
-    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    // A wrong key was counted and logged by the admission; the other refusals (floods, bad handshakes) are told here.
+    onRefused: (refusal) => {
+      if (refusal.reason !== 'bad_key') options.onRefused(refusal);
+    },
   });
   return {
     listensHere: true,

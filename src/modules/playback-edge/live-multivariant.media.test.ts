@@ -11,7 +11,7 @@ import { systemClock } from '../../platform/clock.js';
 import { parseMediaPlaylist } from '../../platform/media/hls-media-playlist.js';
 import { liveDir } from '../../platform/media/media-layout.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
-import { liveOutputArgs } from '../managed-slicers/live-profiles.js';
+import { liveOutputArgs } from '../managed-slicers/live-profiles.test-support.js';
 import { createTestApp, type TestApp } from '../../../test/helpers/test-app.js';
 import { mediaToolsSkip } from '../../../test/helpers/media.js';
 import { mediaUris, testEdge, variantUris, type TestEdge } from './testing/edge-test-kit.js';

@@ -33,7 +33,7 @@ const sessionSchema = {
     'expiring with the playback URL) is the authentication. Segments support byte ranges (`Range` → 206, 416 when ' +
     'unsatisfiable) and are cacheable for a year. CMCD from the `CMCD` query parameter or `CMCD-*` headers is read. ' +
     'An expired token answers 410 (playback error 104), a forged one 403 (110), a file the session does not have 404 (999). ' +
-    'Live sessions are LL-HLS (RFC 8216bis) when the server writes them so (PLAYLINE_LIVE_LL_HLS): a variant playlist asked for with ' +
+    'Live sessions are LL-HLS (RFC 8216bis): a variant playlist asked for with ' +
     '`_HLS_msn` (and `_HLS_part`) is held until that segment (part) exists, at most three target durations (then 503 with Retry-After); ' +
     'a request more than two segments past the live edge, or `_HLS_part` alone, answers 400; held requests are capped per instance ' +
     '(503) and per client network (429). A part announced by EXT-X-PRELOAD-HINT and asked for early is held the same way.',

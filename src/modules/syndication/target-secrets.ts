@@ -1,12 +1,14 @@
 import type { SecretBox } from '../../platform/secret-box.js';
+import type { SecretField } from '../../platform/secret-fields.js';
 import { SECRET_MASK, type PlatformConfigInput, type TargetCreateBody } from './syndication.schema.js';
 
 /**
  * Secrets of a publishing target (`target_stream`, `platform_config.password`,
  * `platform_config.stream_id`) and the only ways they leave memory: sealed for storage, or
- * masked for responses and logs.
+ * masked for responses and logs. Their names come from the platform's one list of secret fields
+ * (secret-fields.ts), which the logger redacts: a name outside it does not compile.
  */
-export const secretFieldNames = ['target_stream', 'password', 'stream_id'] as const;
+export const secretFieldNames = ['target_stream', 'password', 'stream_id'] as const satisfies readonly SecretField[];
 export type SecretFieldName = (typeof secretFieldNames)[number];
 export type TargetSecrets = Partial<Record<SecretFieldName, string>>;
 
