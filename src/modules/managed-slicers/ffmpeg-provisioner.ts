@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../platform/clock.js';
 import { LIVE_INDEX_FILE, liveDir, liveDirsOfOwner, liveInputDir, liveRoot, recordingsOfOwner } from '../../platform/media/media-layout.js';
-import { LiveIndexKeeper } from '../../platform/media/live-index.js';
-import { LiveStreamDescriber } from '../../platform/media/live-stream-inf.js';
 import { runMediaProcess, type ProcessRunner } from '../../platform/media/media-process.js';
 import { killMarkedProcess } from '../../platform/media/process-marker.js';
 import { defaultRestartSettings, type RestartSettings } from '../../platform/media/supervision-policy.js';
@@ -127,8 +125,6 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
   /** Ports being probed or taken, so concurrent tasks never pick the same. */
   private readonly reserved = new Set<number>();
   private readonly run: ProcessRunner;
-  /** Measures the windows whose index.m3u8 ffmpeg wrote without a variant (LiveIndexKeeper). */
-  private readonly describer = new LiveStreamDescriber();
 
   constructor(private readonly options: FfmpegProvisionerOptions) {
     this.run = options.run ?? runMediaProcess;
@@ -392,9 +388,6 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       // The last argument (the media playlist) is made absolute, so the output directory is on the command line: the marker's tag.
       after[after.length - 1] = join(dir, after[after.length - 1] as string);
     }
-    // ffmpeg's index.m3u8 names no variant for stream copy of a pushed HLS source: made playable for every reader of the window.
-    const keeper = new LiveIndexKeeper(dir, this.describer);
-    let keeperFailed = false;
     const supervised = new LiveSlicerProcess({
       command: this.options.ffmpeg,
       before,
@@ -411,15 +404,6 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
         onError: (err) => this.options.log.warn({ err, slicerId: s.slicerId }, 'could not write the slicer process marker'),
       },
       ...(this.options.onRestart ? { onRestart: this.options.onRestart } : {}),
-      onProgress: () => {
-        keeper.check().then(
-          () => (keeperFailed = false),
-          (err: unknown) => {
-            if (!keeperFailed) this.options.log.warn({ err, slicerId: s.slicerId }, 'could not make the live window\'s index.m3u8 name its variant');
-            keeperFailed = true;
-          },
-        );
-      },
       reconnectGraceMs: this.options.reconnectGraceMs ?? 0,
       // Events, not runs: an encoder back within the grace (reconnecting > live) continues the event.
       onLiveStateChange: (state, previous) => {

@@ -160,7 +160,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps): Syndicatio
     parts: {
       name: 'syndication',
       apiRoutes: (api) => syndicationRoutes(api, { targets, schedules, clippingProfiles, regions }),
-      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot }),
+      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot, clock }),
       work: [work],
       workspaceData: [
         {
