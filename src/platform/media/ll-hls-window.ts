@@ -209,7 +209,7 @@ export class LowLatencyWindow {
     if (!this.running) return;
     const open = this.open;
     if (open) {
-      const long = fragment.startS - open.startS >= this.options.segmentTargetS * 0.9;
+      const long = this.endsAtNextKeyframe(open, fragment.startS);
       if ((fragment.independent && long) || open.size + fragment.bytes.length > this.options.maxSegmentBytes) await this.close(open);
     }
     this.observe(fragment);
@@ -243,6 +243,11 @@ export class LowLatencyWindow {
     current.size += fragment.bytes.length;
     current.endS = Math.max(current.endS, fragment.startS + fragment.durationS);
     await this.writePlaylist();
+  }
+
+  /** Whether a keyframe at `atS` ends the open segment (it then holds 90 % of the segment target). */
+  private endsAtNextKeyframe(open: OpenSegment, atS: number): boolean {
+    return atS - open.startS >= this.options.segmentTargetS * 0.9;
   }
 
   /**
@@ -367,7 +372,11 @@ export class LowLatencyWindow {
     };
     if (open) {
       rendition.open = { msn: open.msn, init: open.run.initUri, program_date_time_ms: this.wallTimeOf(open.run, open.startS), discontinuity: open.discontinuity, parts: partsOf(open.parts) };
-      rendition.preload_hint = `seg_${name}_${open.msn}_p${open.parts.length}.m4s`;
+      // A segment long enough to end closes at the next keyframe, which starts the next segment:
+      // its first part is the one to announce (a next part of this one would never be published).
+      // Should the next fragment not be a keyframe after all, the announced part still comes, later.
+      const due = this.endsAtNextKeyframe(open, open.endS);
+      rendition.preload_hint = due ? `seg_${name}_${open.msn + 1}_p0.m4s` : `seg_${name}_${open.msn}_p${open.parts.length}.m4s`;
     }
     return rendition;
   }
