@@ -169,6 +169,23 @@ describe('blocking reloads of a live session', () => {
     assert.equal(events.events.filter((e) => e.type === 'manifest').length, 1, 'still one manifest per session');
   });
 
+  test('an event past its reconnect grace: its playlist ends (EXT-X-ENDLIST, no part) and a blocking reload is answered at once (issue 37)', async () => {
+    const { clock, live, blocking, get } = setup();
+    live.text = liveWindowOf({ msn: MSN, complete: 3, open: 0, state: 'reconnecting', endedAtMs: clock.now(), graceMs: 4_000 });
+    const within = (await get('')) as { kind: string; text: string };
+    assert.equal(within.kind, 'playlist');
+    assert.doesNotMatch(within.text, /ENDLIST/, 'within the grace the encoder may come back');
+    const waiting = get(`?_HLS_msn=${MSN + 3}`);
+    await holding(blocking, 1);
+    clock.advance(4_050);
+    const ended = (await waiting) as { kind: string; text: string };
+    assert.equal(ended.kind, 'playlist', 'the held reload is answered once the event ended, not at its time limit');
+    assert.match(ended.text, /#EXT-X-ENDLIST\n$/);
+    assert.doesNotMatch(ended.text, /#EXT-X-PART:|#EXT-X-PRELOAD-HINT/);
+    const later = (await get(`?_HLS_msn=${MSN + 3}&_HLS_part=0`)) as { kind: string; text: string };
+    assert.match(later.text, /#EXT-X-ENDLIST\n$/, 'and at once after');
+  });
+
   test('503 with Retry-After after three target durations; 400 far past the edge or _HLS_part alone', async () => {
     const { clock, blocking, get } = setup();
     const answer = get(`?_HLS_msn=${MSN + 1}`);
