@@ -293,3 +293,19 @@ test('preload hints name only parts the window publishes: at a segment boundary 
     w.done();
   }
 });
+
+test('a source whose timestamps start again (a looping playout): segments still close at its keyframes, none grows past the target (issue 37)', async () => {
+  const w = dvrWindowIn({ windowSegments: 20 });
+  try {
+    await w.window.start({ bytes: Buffer.from('init'), tracks: [] });
+    await w.push(0, 10);
+    // The loop point: media time starts at 0 again, keyframes every 2 s as before.
+    await w.push(0, 10.4);
+    const listed = w.playlist().segments.filter((s) => s.uri);
+    assert.ok(listed.length >= 9, `segments closed across the loop: ${listed.length}`);
+    assert.ok(listed.every((s) => Math.abs(s.duration - 2) < 1e-6), `2 s segments: ${listed.map((s) => s.duration).join(', ')}`);
+    assert.equal(w.playlist().targetDuration, 2);
+  } finally {
+    w.done();
+  }
+});

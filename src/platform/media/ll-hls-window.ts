@@ -96,6 +96,12 @@ interface WindowSegment {
 
 interface OpenSegment extends Omit<WindowSegment, 'durationS' | 'bytes'> {
   endS: number;
+  /**
+   * Seconds of media it holds: its fragments' durations added up. A segment's length is measured
+   * by this, not by its timestamps, which a source may restart (a looping playout): a segment
+   * measured from timestamps that went back never reaches its length and never closes.
+   */
+  spanS: number;
   bytes: Buffer[];
   size: number;
 }
@@ -229,6 +235,7 @@ export class LowLatencyWindow {
         partsListed: true,
         startS: fragment.startS,
         endS: fragment.startS,
+        spanS: 0,
         bytes: [],
         size: 0,
       };
@@ -242,12 +249,13 @@ export class LowLatencyWindow {
     current.bytes.push(fragment.bytes);
     current.size += fragment.bytes.length;
     current.endS = Math.max(current.endS, fragment.startS + fragment.durationS);
+    current.spanS += fragment.durationS;
     await this.writePlaylist();
   }
 
   /** Whether a keyframe at `atS` ends the open segment (it then holds 90 % of the segment target). */
   private endsAtNextKeyframe(open: OpenSegment, atS: number): boolean {
-    return atS - open.startS >= this.options.segmentTargetS * 0.9;
+    return Math.max(open.spanS, atS - open.startS) >= this.options.segmentTargetS * 0.9;
   }
 
   /**
@@ -283,7 +291,8 @@ export class LowLatencyWindow {
     this.open = undefined;
     const bytes = Buffer.concat(open.bytes);
     await this.writeAtomically(open.uri, bytes);
-    const durationS = open.endS - open.startS;
+    // Its timestamps' span, or its fragments' durations when the timestamps went back (a restarted source).
+    const durationS = open.endS - open.startS > open.spanS * 1.5 || open.endS - open.startS < open.spanS * 0.5 ? open.spanS : open.endS - open.startS;
     await this.options.onSegment?.({
       rendition: this.options.name,
       uri: open.uri,
