@@ -28,6 +28,7 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
   let t: TestApp;
   let dir: string;
   let live: ChildProcess;
+  let encoder: ChildProcess;
   let window: LowLatencyOutput;
   const slicerId = 'f00dfeed'.repeat(4);
   const logs: string[] = [];
@@ -49,22 +50,25 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     const playlist = livePlaylistPath(mediaRootOf(t.runtime.config), t.workspace.id, slicerId);
     mkdirSync(dirname(playlist), { recursive: true });
     const options = { windowSegments: 6, preset: 'ultrafast' };
-    const plan = liveLowLatencyOutputArgs('sd-480p', options, () => '');
+    const plan = liveLowLatencyOutputArgs('passthrough', options, () => '');
     window = await LowLatencyOutput.open({
       dir: dirname(playlist), renditions: plan.renditions, clock: systemClock, segmentTargetS: LIVE_SEGMENT_S, partTargetS: LIVE_PART_TARGET_S,
       windowSegments: 6, maxSegmentBytes: 16 << 20, onError: (err) => logs.push(String(err)),
     });
-    live = spawn('ffmpeg', [
+    // An encoder's MPEG-TS, piped into the passthrough slicer's ffmpeg (as an SRT/RTMP ingest hands it over).
+    encoder = spawn('ffmpeg', [
       '-hide_banner', '-nostdin', '-loglevel', 'error', '-re',
-      // One input with both streams, as a slicer's ffmpeg has (the profile's arguments map 0:v and 0:a).
-      '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25[out0];sine=frequency=440:sample_rate=48000[out1]',
-      ...liveLowLatencyOutputArgs('sd-480p', options, (name) => window.urlOf(name)).args,
-    ], { stdio: 'ignore' });
-    const media = join(dirname(playlist), 'media_480p.m3u8');
+      '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-f', 'mpegts', 'pipe:1',
+    ], { stdio: ['ignore', 'pipe', 'ignore'] });
+    live = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', 'pipe:0', ...liveLowLatencyOutputArgs('passthrough', options, (name) => window.urlOf(name)).args], { stdio: ['pipe', 'ignore', 'ignore'] });
+    encoder.stdout?.pipe(live.stdin as NodeJS.WritableStream);
+    const media = join(dirname(playlist), 'media_main.m3u8');
     await eventually(() => existsSync(playlist) && existsSync(media) && parseMediaPlaylist(readFileSync(media, 'utf8')).segments.length >= 3, 'the live window has three segments', 60_000);
   });
 
   after(async () => {
+    encoder?.kill('SIGKILL');
     live?.kill('SIGKILL');
     await window?.close();
     await t?.close();
@@ -194,8 +198,8 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
     const playlist = await t.app.inject({ method: 'GET', url: path });
     assert.equal(playlist.statusCode, 200);
     assert.equal(playlist.headers['content-type'], 'application/vnd.apple.mpegurl');
-    assert.match(playlist.body, /#EXT-X-STREAM-INF:BANDWIDTH=\d+,[^\n]*\nmedia_480p\.m3u8\n/, playlist.body);
-    const media = await t.app.inject({ method: 'GET', url: path.replace(/playlist\.m3u8$/, 'media_480p.m3u8') });
+    assert.match(playlist.body, /#EXT-X-STREAM-INF:BANDWIDTH=\d+,[^\n]*\nmedia_main\.m3u8\n/, playlist.body);
+    const media = await t.app.inject({ method: 'GET', url: path.replace(/playlist\.m3u8$/, 'media_main.m3u8') });
     assert.equal(media.statusCode, 200);
     const segment = parseMediaPlaylist(media.body).segments[0]?.uri;
     assert.ok(segment, media.body);
