@@ -62,6 +62,8 @@ describe('publishing pushes the live window to the target (real ffmpeg)', { skip
       '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-f', 'mpegts', 'pipe:1',
     ], { stdio: ['ignore', 'pipe', 'ignore'] });
     live = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', 'pipe:0', ...liveLowLatencyOutputArgs('passthrough', options, (name) => window.urlOf(name)).args], { stdio: ['pipe', 'ignore', 'ignore'] });
+    // Killed at the end in either order: a write to a closed pipe is no failure.
+    live.stdin?.on('error', () => undefined);
     encoder.stdout?.pipe(live.stdin as NodeJS.WritableStream);
     const media = join(dirname(playlist), 'media_main.m3u8');
     await eventually(() => existsSync(playlist) && existsSync(media) && parseMediaPlaylist(readFileSync(media, 'utf8')).segments.length >= 3, 'the live window has three segments', 60_000);
