@@ -154,7 +154,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps, overrides: 
     parts: {
       name: 'syndication',
       apiRoutes: (api) => syndicationRoutes(api, { targets, schedules, clippingProfiles, regions }),
-      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot }),
+      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot, clock }),
       work: [work],
       workspaceData: [
         {

@@ -269,3 +269,43 @@ test('a long DVR window: the settled segments are written from cached lines, a p
     w.done();
   }
 });
+
+test('preload hints name only parts the window publishes: at a segment boundary the hint is the next segment\'s first part (issue 37)', async () => {
+  const w = dvrWindowIn({});
+  try {
+    await w.window.start({ bytes: Buffer.from('init'), tracks: [] });
+    const hinted: string[] = [];
+    const published = new Set<string>();
+    // 0.4 s fragments, a keyframe every 2 s: five parts a segment.
+    for (let t = 0; t < 12 - 1e-9; t = Math.round((t + 0.4) * 1000) / 1000) {
+      w.clock.advance(400);
+      await w.window.add(fragment(t));
+      const p = w.playlist();
+      for (const s of p.segments) for (const part of s.parts) {
+        if (part.hint) hinted.push(part.uri);
+        else published.add(part.uri);
+      }
+    }
+    const never = [...new Set(hinted)].filter((uri) => !published.has(uri) && !w.playlist().segments.at(-1)?.parts.some((p) => p.hint && p.uri === uri));
+    assert.deepEqual(never, [], 'every hinted part (but the one announced now) was published');
+    assert.ok(hinted.some((uri) => uri.endsWith('_p0.m4s')), 'the next segment\'s first part is announced before it comes');
+  } finally {
+    w.done();
+  }
+});
+
+test('a source whose timestamps start again (a looping playout): segments still close at its keyframes, none grows past the target (issue 37)', async () => {
+  const w = dvrWindowIn({ windowSegments: 20 });
+  try {
+    await w.window.start({ bytes: Buffer.from('init'), tracks: [] });
+    await w.push(0, 10);
+    // The loop point: media time starts at 0 again, keyframes every 2 s as before.
+    await w.push(0, 10.4);
+    const listed = w.playlist().segments.filter((s) => s.uri);
+    assert.ok(listed.length >= 9, `segments closed across the loop: ${listed.length}`);
+    assert.ok(listed.every((s) => Math.abs(s.duration - 2) < 1e-6), `2 s segments: ${listed.map((s) => s.duration).join(', ')}`);
+    assert.equal(w.playlist().targetDuration, 2);
+  } finally {
+    w.done();
+  }
+});
