@@ -21,7 +21,7 @@ import {
   type PortRange,
 } from './ingest-endpoint.js';
 import { hlsPushBaseOf } from './hls-push.js';
-import { keyedListenerSource, pushedPlaylistSource, rtmpFrontSource, type SlicerSource } from './slicer-source.js';
+import { keyedListenerSource, pushedPlaylistSource, ristFrontSource, rtmpFrontSource, type SlicerSource } from './slicer-source.js';
 import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs, liveOutputArgs } from './live-profiles.js';
 import { LowLatencyOutput } from './ll-hls-output.js';
 import { LiveSlicerProcess, type LiveStatus } from './live-slicer-process.js';
@@ -318,7 +318,13 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
                 bindHost, port: listenPort, streamKey: s.streamKey, clock: this.options.clock,
                 onRefused: (refusal) => this.options.log.info({ slicerId: s.slicerId, reason: refusal.reason, remoteAddress: refusal.remoteAddress }, 'RTMP ingest connection refused'),
               })
-            : keyedListenerSource(listen, bindHost, listenPort, s.streamKey);
+            : listen === 'rist'
+              ? await ristFrontSource({
+                  bindHost, port: listenPort, streamKey: s.streamKey, clock: this.options.clock,
+                  onRefused: (refusal) => this.options.log.info({ slicerId: s.slicerId, reason: refusal.reason, remoteAddress: refusal.remoteAddress }, 'RIST ingest datagrams dropped'),
+                  onAdmitted: (remoteAddress) => this.options.log.info({ slicerId: s.slicerId, remoteAddress }, 'RIST sender admitted'),
+                })
+              : keyedListenerSource(listen, bindHost, listenPort, s.streamKey);
       } catch (err) {
         for (const p of portsOf(listen, listenPort).ports) this.reserved.delete(p);
         return fail(`could not listen on ${listen.toUpperCase()} port ${listenPort}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
