@@ -54,8 +54,10 @@ export interface RistIngestFront {
   readonly port: number;
   /** `address:port` of the admitted sender, if any. */
   readonly admitted: string | undefined;
-  /** Datagrams forwarded to the listener, and dropped by reason. */
-  readonly counts: { forwarded: number; dropped: Record<RistRefusalReason | 'no_listener', number> };
+  /** Datagrams received on the public port, forwarded to the listener, and dropped by reason. */
+  readonly counts: { received: number; forwarded: number; dropped: Record<RistRefusalReason | 'no_listener', number> };
+  /** Senders tracked before admission (at most `maxPeers`). */
+  readonly tracked: number;
   /** The loopback port of ffmpeg's RIST listener the admitted sender's datagrams go to (undefined: none runs). */
   setTarget(port: number | undefined): void;
   close(): Promise<void>;
@@ -99,7 +101,7 @@ export async function startRistIngestFront(options: RistIngestFrontOptions): Pro
   const candidates = new Map<string, Candidate>();
   const keys = new Map<string, Buffer>();
   const told = new Set<string>();
-  const counts: RistIngestFront['counts'] = { forwarded: 0, dropped: { not_rist: 0, not_encrypted: 0, bad_key: 0, busy: 0, rate_limited: 0, no_listener: 0 } };
+  const counts: RistIngestFront['counts'] = { received: 0, forwarded: 0, dropped: { not_rist: 0, not_encrypted: 0, bad_key: 0, busy: 0, rate_limited: 0, no_listener: 0 } };
   let derivations = { second: 0, used: 0 };
   let admitted: Admitted | undefined;
   let target: number | undefined;
@@ -211,6 +213,7 @@ export async function startRistIngestFront(options: RistIngestFrontOptions): Pro
 
   socket.on('message', (datagram, from) => {
     if (closed) return;
+    counts.received++;
     const id = `${from.address}:${from.port}`;
     if (admitted?.id !== id) return fromCandidate(id, datagram, from);
     const { verdict } = verdictOf(datagram);
@@ -224,6 +227,9 @@ export async function startRistIngestFront(options: RistIngestFrontOptions): Pro
     port,
     get admitted() {
       return admitted?.id;
+    },
+    get tracked() {
+      return candidates.size;
     },
     counts,
     setTarget(next) {
