@@ -21,6 +21,7 @@ import {
   type PortRange,
 } from './ingest-endpoint.js';
 import { hlsPushBaseOf } from './hls-push.js';
+import type { RistIngestLimits } from './rist-ingest-front.js';
 import { keyedListenerSource, pushedPlaylistSource, ristFrontSource, rtmpFrontSource, type SlicerSource } from './slicer-source.js';
 import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs, liveOutputArgs } from './live-profiles.js';
 import { LowLatencyOutput } from './ll-hls-output.js';
@@ -67,6 +68,8 @@ export interface FfmpegProvisionerOptions {
   dvrWindowS?: number;
   /** Write the live window as LL-HLS (parts, blocking reloads) rather than with ffmpeg's HLS muxer (PLAYLINE_LIVE_LL_HLS). Default false. */
   lowLatency?: boolean;
+  /** Bounds of the RIST ingest fronts (PLAYLINE_RIST_*); default: rist-ingest-front.ts's. */
+  ristLimits?: RistIngestLimits;
   /** Where recorded live events go (the asset library); without it nothing is recorded. Low-latency output only. */
   recordings?: () => RecordingSink | undefined;
   /** Whether a workspace's storage has room for more of a recording (its storage quota). Default: always. */
@@ -321,6 +324,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
             : listen === 'rist'
               ? await ristFrontSource({
                   bindHost, port: listenPort, streamKey: s.streamKey, clock: this.options.clock,
+                  ...(this.options.ristLimits ? { limits: this.options.ristLimits } : {}),
                   onRefused: (refusal) => this.options.log.info({ slicerId: s.slicerId, reason: refusal.reason, remoteAddress: refusal.remoteAddress }, 'RIST ingest datagrams dropped'),
                   onAdmitted: (remoteAddress) => this.options.log.info({ slicerId: s.slicerId, remoteAddress }, 'RIST sender admitted'),
                 })

@@ -165,6 +165,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       log,
       restart: restartSettingsOf(config),
       stallMs: config.slicerStallMs,
+      ristLimits: { idleMs: config.ristIdleMs, candidatePacketsPerSecond: config.ristCandidatePps, derivationsPerSecond: config.ristKeyDerivationsPerS, maxPeers: config.ristMaxSenders },
       run: memoryLimitedRunner(mediaMemoryLimitBytesOf(config)),
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPush: { baseUrl: () => `http://${urlHost(publicHostOf(config))}:${apiPort}` },

@@ -103,6 +103,10 @@ describe('RIST main-profile datagrams (captured from ffmpeg/librist)', () => {
     assert.equal(check(make(2, GRE_VSF, Buffer.from('0001000001020304050607080000', 'hex'), 8)), 'fails', 'an unknown VSF protocol');
     assert.equal(check(make(2, GRE_VSF, vsfData, 7), 'another-secret-0123456789'), 'fails');
     assert.equal(check(make(0, 0x88b6, rtcp, 9)), 'proof', 'version 0');
+    const shortCompound = Buffer.from(rtcp);
+    shortCompound[7] = 5;
+    assert.equal(check(make(1, 0x88b6, shortCompound, 9)), 'fails', 'RTCP lengths that do not add up to the datagram');
+    assert.equal(check(make(1, 0x88b6, Buffer.concat([rtcp, Buffer.from('81ca0000', 'hex')]), 9)), 'proof', 'a compound of two');
     assert.equal(check(make(1, 0x88b5, Buffer.from('0102030405062400', 'hex'), 9)), 'neutral', 'a legacy keep-alive proves nothing');
   });
 });

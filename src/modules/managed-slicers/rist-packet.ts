@@ -15,7 +15,8 @@ import { createDecipheriv, pbkdf2Sync } from 'node:crypto';
  * Decrypted, a well-formed packet starts with a known header (the check below), so a wrong key
  * turns it into noise that fails the check: protocol 0x88B6 (reduced overhead): virtual source
  * and destination ports, then an RTP header (version 2) of MPEG-TS data (payload type 33, a TS
- * sync byte 0x47 after it) or RTCP (packet type 200-206, a length that fits); protocol 0xCCE0
+ * sync byte 0x47 after it) or an RTCP compound (packet types 200-206 whose lengths add up to the
+ * datagram's); protocol 0xCCE0
  * (VSF, GRE version 2): 16 zero bits, a known subtype, then the reduced header. Keep-alives of
  * the older protocol type 0x88B5 hold a MAC address and JSON: nothing to check them by.
  */
@@ -107,11 +108,7 @@ function checkReduced(plain: Buffer, at: number, payloadLength: number): Plainte
   const first = plain[rtp] as number;
   if ((first & 0xc0) !== 0x80) return 'fails';
   const type = plain[rtp + 1] as number;
-  if (type >= 200 && type <= 206) {
-    // RTCP: the first packet's length (32-bit words minus one) fits in the datagram.
-    const bytes = (plain.readUInt16BE(rtp + 2) + 1) * 4;
-    return rtp + bytes <= payloadLength ? 'proof' : 'fails';
-  }
+  if (type >= 200 && type <= 206) return checkRtcp(plain, rtp, payloadLength);
   // RTP: MPEG-TS payload (type 33, marker bit aside), whose first byte is the TS sync byte.
   if ((type & 0x7f) !== 33) return 'fails';
   let payload = rtp + 12 + (first & 0x0f) * 4;
@@ -121,4 +118,21 @@ function checkReduced(plain: Buffer, at: number, payloadLength: number): Plainte
   }
   if (payload >= payloadLength) return 'fails';
   return plain.length > payload && plain[payload] === 0x47 ? 'proof' : 'fails';
+}
+
+/**
+ * RTCP: a compound of packets (version 2, types 200-206), each length (32-bit words minus one)
+ * leading to the next, the last ending exactly at the end of the datagram, as librist sends them
+ * (sender report or receiver report, SDES, echo). A compound longer than the decrypted prefix
+ * proves nothing (`neutral`).
+ */
+function checkRtcp(plain: Buffer, from: number, payloadLength: number): PlaintextVerdict {
+  let at = from;
+  while (at < payloadLength) {
+    if (at + 4 > plain.length) return 'neutral';
+    const type = plain[at + 1] as number;
+    if (((plain[at] as number) & 0xc0) !== 0x80 || type < 200 || type > 206) return 'fails';
+    at += (plain.readUInt16BE(at + 2) + 1) * 4;
+  }
+  return at === payloadLength ? 'proof' : 'fails';
 }
