@@ -35,7 +35,7 @@ const send = (url: string, colour: 'red' | 'blue'): RistSender => {
 const stopSenders = () => Promise.all(senders.splice(0).map((s) => s.stop()));
 
 /** The shared scenario: `read` gets the slicer (from any instance), `server` is the one running it. */
-async function outsidersThenKeyed(options: { read: () => Promise<ManagedSlicerView>; server: ServerProcess; dir: string; ingestUrl: string }): Promise<void> {
+async function outsidersThenKeyed(options: { read: () => Promise<ManagedSlicerView>; server: ServerProcess; dir: string; ingestUrl: string }): Promise<RistSender> {
   const url = options.ingestUrl;
   assert.match(url, /^rist:\/\/127\.0\.0\.1:\d+\?secret=[A-Za-z0-9_-]{32}&aes-type=128$/);
   const plain = send(withoutSecret(url), 'red');
@@ -51,7 +51,7 @@ async function outsidersThenKeyed(options: { read: () => Promise<ManagedSlicerVi
   await eventually(() => /bad_key/.test(options.server.output()), 'the wrong-secret sender\'s datagrams were dropped as not decrypting');
 
   // The customer's encoder, while both outsiders go on sending.
-  send(url, 'blue');
+  const keyed = send(url, 'blue');
   await pollUntil(options.read, (s) => s.live?.state === 'live', 'live with the keyed encoder', 90_000);
   let colours: Record<string, number> = {};
   await eventually(() => {
@@ -59,12 +59,13 @@ async function outsidersThenKeyed(options: { read: () => Promise<ManagedSlicerVi
     return (colours.blue ?? 0) >= 25;
   }, 'a second of the keyed encoder\'s frames in the window', 90_000);
   assert.equal(colours.red ?? 0, 0, `no outsider frame in the window: ${JSON.stringify(colours)}`);
+  return keyed;
 }
 
 describe('RIST ingest admits only the keyed encoder (issue 35)', { skip, timeout: 400_000 }, () => {
   after(stopSenders);
 
-  test('embedded: a plain and a wrong-secret outsider leave the slicer waiting_for_source; the keyed encoder started after them is what the window holds', async () => {
+  test('embedded: a plain and a wrong-secret outsider leave the slicer waiting_for_source; the keyed encoder started after them is what the window holds; a restarted encoder takes over', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'playline-rist-e2e-'));
     const server = await startServerProcess({
       PLAYLINE_DATA_DIR: dataDir,
@@ -79,7 +80,18 @@ describe('RIST ingest admits only the keyed encoder (issue 35)', { skip, timeout
       const client = new PlaylineClient({ baseUrl: server.url, owner, apiKey: key });
       const slicer = await client.managedSlicers.create({ name: 'RIST e2e', region: 'eu-central-1', ingest_protocol: 'rist', output_profile: 'passthrough' });
       const ready = await pollUntil(() => client.managedSlicers.get(slicer.id), (s) => s.live?.state === 'waiting_for_source' && s.ingest_url !== null, 'the slicer waits for its source', 60_000);
-      await outsidersThenKeyed({ read: () => client.managedSlicers.get(slicer.id), server, dir: liveDir(join(dataDir, 'media'), owner, slicer.id), ingestUrl: ready.ingest_url ?? '' });
+      const dir = liveDir(join(dataDir, 'media'), owner, slicer.id);
+      const keyed = await outsidersThenKeyed({ read: () => client.managedSlicers.get(slicer.id), server, dir, ingestUrl: ready.ingest_url ?? '' });
+      // The encoder restarts (a new process, a new source port): once the old one has been silent
+      // for PLAYLINE_RIST_IDLE_MS the new one takes over, while the outsiders still send.
+      await keyed.stop();
+      send(ready.ingest_url ?? '', 'green');
+      let colours: Record<string, number> = {};
+      await eventually(() => {
+        colours = windowColours(dir);
+        return (colours.green ?? 0) >= 25;
+      }, 'the restarted encoder\'s frames in the window', 120_000);
+      assert.equal(colours.red ?? 0, 0, `no outsider frame in the window: ${JSON.stringify(colours)}`);
     } finally {
       await stopSenders();
       await server.stop();
