@@ -27,7 +27,7 @@ const PORT_BASE = 22900 + (process.pid % 10) * 10;
 const OUTSIDER_SECONDS = 10;
 
 const senders: RistSender[] = [];
-const send = (url: string, colour: 'red' | 'blue'): RistSender => {
+const send = (url: string, colour: 'red' | 'blue' | 'green'): RistSender => {
   const sender = startRistSender(url, colour);
   senders.push(sender);
   return sender;

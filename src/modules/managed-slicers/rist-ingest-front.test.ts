@@ -138,6 +138,19 @@ describe('RIST ingest front', () => {
     assert.equal(front.tracked, 2);
   });
 
+  test('datagrams with nothing to check (legacy keep-alive type, which anyone can make) are neither held nor forwarded before admission', async () => {
+    const { front, listener, sendAll, seen } = await setUp();
+    const keyed = Buffer.from(KEYED_AES128[0] as string, 'hex');
+    // The keyed sender's own nonce and a keep-alive protocol type, junk after it.
+    const keepAlive = Buffer.concat([Buffer.from([0x30, 0x08, 0x88, 0xb5]), keyed.subarray(4, 8), Buffer.from('000000ff', 'hex'), Buffer.alloc(40, 7)]);
+    const encoder = await udp();
+    await sendAll(encoder, [keepAlive.toString('hex'), keepAlive.toString('hex'), ...KEYED_AES128]);
+    await seen(2 + KEYED_AES128.length);
+    await eventually(() => listener.received.length === KEYED_AES128.length, 'the keyed datagrams reached the listener');
+    assert.deepEqual(listener.received.map((m) => m.toString('hex')), [...KEYED_AES128], 'and nothing else');
+    assert.equal(front.tracked, 0, 'the admitted sender is no longer a candidate');
+  });
+
   test('a target gone (between two runs of ffmpeg): the admitted sender\'s datagrams are dropped, not sent anywhere', async () => {
     const { front, listener, sendAll, seen } = await setUp();
     const encoder = await udp();

@@ -64,13 +64,13 @@ export interface RistIngestFront {
 }
 
 const DEFAULTS: Required<RistIngestLimits> = { proofsToAdmit: 3, idleMs: 5_000, maxPeers: 256, candidatePacketsPerSecond: 200, derivationsPerSecond: 20, maxToldAddresses: 1024 };
-const MAX_HELD = 16;
+const MAX_HELD = 8;
 const MAX_KEYS = 64;
 
 interface Candidate {
   nonce: string;
   proofs: number;
-  /** Datagrams kept until admission, so the listener sees the sender's first keep-alives and RTCP. */
+  /** Proving datagrams kept until admission, so the listener sees the sender's first RTCP and data. */
   held: Buffer[];
   windowStart: number;
   inWindow: number;
@@ -203,8 +203,10 @@ export async function startRistIngestFront(options: RistIngestFrontOptions): Pro
       candidate.held = [];
       if (verdict === 'bad_key') return drop(verdict, 'the datagrams do not decrypt under the slicer\'s secret', from);
     }
+    // Only proofs are held: a datagram with nothing to check (anyone can make one) takes no memory before admission.
+    if (verdict !== 'proof') return;
     if (candidate.held.length < MAX_HELD) candidate.held.push(datagram);
-    if (verdict !== 'proof' || ++candidate.proofs < limits.proofsToAdmit) return;
+    if (++candidate.proofs < limits.proofsToAdmit) return;
     if (admitted && now - admitted.lastProofAt < limits.idleMs) {
       return drop('busy', 'another sender with the secret holds the slicer', from);
     }
