@@ -67,6 +67,13 @@ export const outboundRestrictions = [
     rules: outboundRules({ udp: false, ffmpegUrls: false }),
   },
   {
+    // RIST's ingest front: it listens on the slicer's port, answers only the sender it admitted (on the
+    // socket that sender reached), and forwards to ffmpeg on loopback; slicer-source.ts probes a free loopback port.
+    name: 'playline/outbound-exception-rist-front',
+    files: ['src/modules/managed-slicers/rist-ingest-front.ts', 'src/modules/managed-slicers/slicer-source.ts'],
+    rules: outboundRules({ udp: false }),
+  },
+  {
     // The SRT push relay's loopback side (ffmpeg sends to it); its destination socket comes from outbound.udp.
     name: 'playline/outbound-exception-loopback-udp',
     files: ['src/modules/syndication/udp-relay.ts'],

@@ -10,6 +10,7 @@ import type { LiveStatus } from './live-slicer-process.js';
 import { LiveEvent, type LiveConsumerFactory, type LiveEventDeps } from './live/live-event.js';
 import type { IngestAdmission } from './live/ingest-admission.js';
 import { PortPool } from './live/port-pool.js';
+import type { RistIngestLimits } from './rist-ingest-front.js';
 import type { SlicerConfig } from './managed-slicers.schema.js';
 import type { ProvisionOutcome, ProvisionRequest, SlicerProvisioner } from './provisioner.js';
 import type { RunnerLog } from './task-runner.js';
@@ -50,6 +51,8 @@ export interface FfmpegProvisionerOptions {
   reconnectGraceMs?: number;
   /** DVR: the default and largest window, seconds (PLAYLINE_LIVE_DVR_WINDOW_S); a slicer's dvr_window_s chooses within it. Default 0 (windowSegments only). */
   dvrWindowS?: number;
+  /** Bounds of the RIST ingest fronts (PLAYLINE_RIST_*); default: rist-ingest-front.ts's. */
+  ristLimits?: RistIngestLimits;
 }
 
 /** The slicer's configuration as the provisioner needs it to (re)start it. */
@@ -89,6 +92,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       bindHost: options.bindHost, publicHost: options.publicHost, ports: this.ports, admission: options.admission, hlsPushBase: options.hlsPushBase,
       windowSegments: options.windowSegments, dvrWindowS: options.dvrWindowS ?? 0, reconnectGraceMs: options.reconnectGraceMs ?? 0, preset: options.preset,
       restart: options.restart ?? defaultRestartSettings, stallMs: options.stallMs ?? 10_000, consumers: options.consumers,
+      ...(options.ristLimits ? { ristLimits: options.ristLimits } : {}),
       ...(options.onRestart ? { onRestart: options.onRestart } : {}),
     };
   }

@@ -170,6 +170,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       log,
       restart: restartSettingsOf(config),
       stallMs: config.slicerStallMs,
+      ristLimits: { idleMs: config.ristIdleMs, candidatePacketsPerSecond: config.ristCandidatePps, derivationsPerSecond: config.ristKeyDerivationsPerS, maxPeers: config.ristMaxSenders },
       run,
       ...(metrics ? { onRestart: () => metrics.restarted() } : {}),
       hlsPushBase: () => `http://${urlHost(publicHostOf(config))}:${apiPort}`,

@@ -1,3 +1,4 @@
+import { createSocket } from 'node:dgram';
 import { stat } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -5,6 +6,7 @@ import type { Clock } from '../../platform/clock.js';
 import { keyedListenerInput, pushedPlaylistInput, type KeyedListenProtocol, type SourceInput } from './listener-input.js';
 import { startRtmpIngestFront, type IngestPublisher, type IngestRefusal } from './rtmp-ingest-front.js';
 import type { ListenProtocol } from './ingest-endpoint.js';
+import { startRistIngestFront, type RistIngestLimits, type RistRefusal } from './rist-ingest-front.js';
 
 /**
  * Where a slicer's source comes from, for as long as the slicer runs here: each run of its ffmpeg
@@ -39,7 +41,9 @@ export interface ListenerSourceOptions {
   clock: Clock;
   admission: SourceAdmission;
   /** Connections closed before publishing for a reason other than the key (the admission logs those). */
-  onRefused: (refusal: IngestRefusal) => void;
+  onRefused: (refusal: IngestRefusal | RistRefusal) => void;
+  /** Bounds of RIST's UDP front (PLAYLINE_RIST_*). */
+  ristLimits?: RistIngestLimits;
 }
 
 /**
@@ -50,10 +54,16 @@ export interface ListenerSourceOptions {
 export const listenerSources: Record<ListenProtocol, (options: ListenerSourceOptions) => Promise<SlicerSource>> = {
   rtmp: (options) => rtmpFrontSource(options),
   srt: (options) => Promise.resolve(keyedListenerSource('srt', options)),
-  rist: (options) => Promise.resolve(keyedListenerSource('rist', options)),
+  // RIST: Playline's UDP front admits only a sender whose datagrams decrypt under the key; a wrong key is the admission's refusal.
+  rist: (options) =>
+    ristFrontSource({
+      bindHost: options.bindHost, port: options.port, streamKey: options.admission.keyMaterial(), clock: options.clock,
+      ...(options.ristLimits ? { limits: options.ristLimits } : {}),
+      onRefused: (refusal) => (refusal.reason === 'bad_key' ? options.admission.refused(refusal.remoteAddress) : options.onRefused(refusal)),
+    }),
 };
 
-/** SRT and RIST: ffmpeg's own listener, the key (from the admission) a protocol option (listener-input.ts); a fresh named pipe per run. */
+/** SRT: ffmpeg's own listener, the key (from the admission) a protocol option (listener-input.ts); a fresh named pipe per run. */
 export const keyedListenerSource = (protocol: KeyedListenProtocol, options: Pick<ListenerSourceOptions, 'bindHost' | 'port' | 'admission'>): SlicerSource => ({
   input: () => keyedListenerInput(protocol, options.bindHost, options.port, options.admission.keyMaterial()),
   listensHere: false,
@@ -106,6 +116,55 @@ export async function rtmpFrontSource(options: ListenerSourceOptions): Promise<S
         args: ['-protocol_whitelist', 'pipe', '-f', 'flv', '-i', 'pipe:0'],
         stdin: next.flv,
         close: async () => next.publisher.disconnect('the slicer\'s ffmpeg ended; reconnect to publish again'),
+      };
+    },
+    close: () => front.close(),
+  };
+}
+
+/** A free UDP port on loopback, for one run of ffmpeg's RIST listener (released at once: ffmpeg binds it next). */
+const freeLoopbackPort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = createSocket('udp4');
+    probe.once('error', reject);
+    probe.bind(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+
+/**
+ * RIST: Playline's UDP front takes the slicer's public port and forwards only the datagrams of
+ * one sender that proved it holds the secret (rist-ingest-front.ts); ffmpeg's librist listener,
+ * keyed as well, listens on a loopback port the front picks afresh for each run.
+ */
+export async function ristFrontSource(options: {
+  bindHost: string; port: number; streamKey: string; clock: Clock; limits?: RistIngestLimits;
+  onRefused?: (refusal: RistRefusal) => void; onAdmitted?: (remoteAddress: string) => void;
+}): Promise<SlicerSource> {
+  const front = await startRistIngestFront({
+    host: options.bindHost,
+    port: options.port,
+    secret: options.streamKey,
+    clock: options.clock,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    ...(options.onAdmitted ? { onAdmitted: options.onAdmitted } : {}),
+  });
+  let target: number | undefined;
+  return {
+    listensHere: true,
+    async input() {
+      const port = await freeLoopbackPort();
+      const input = await keyedListenerInput('rist', '127.0.0.1', port, options.streamKey);
+      target = port;
+      front.setTarget(port);
+      return {
+        ...input,
+        close: async () => {
+          if (target === port) front.setTarget((target = undefined));
+          await input.close?.();
+        },
       };
     },
     close: () => front.close(),

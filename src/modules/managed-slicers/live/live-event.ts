@@ -14,6 +14,7 @@ import { liveEventOf } from '../live-status.js';
 import { LowLatencyOutput } from '../ll-hls-output.js';
 import type { SlicerConfig } from '../managed-slicers.schema.js';
 import { listenerSources, pushedPlaylistSource, type SlicerSource } from '../slicer-source.js';
+import type { RistIngestLimits } from '../rist-ingest-front.js';
 import type { RunnerLog } from '../task-runner.js';
 import type { IngestAdmission } from './ingest-admission.js';
 import type { PortLease, PortPool } from './port-pool.js';
@@ -70,6 +71,8 @@ export interface LiveEventDeps {
   stallMs: number;
   onRestart?: () => void;
   consumers: readonly LiveConsumerFactory[];
+  /** Bounds of a RIST slicer's UDP front (PLAYLINE_RIST_*); default: rist-ingest-front.ts's. */
+  ristLimits?: RistIngestLimits;
 }
 
 /** One start of a live event: its slicer, its key, and whether its window and input start empty. */
@@ -144,7 +147,7 @@ export class LiveEvent {
       const bound = { admit: (key: string, remoteAddress: string) => deps.admission.admit({ protocol: listen, slicerId, presentedKey: key, remoteAddress }).admitted, keyMaterial: () => deps.admission.keyOf(slicerId) ?? '', refused: (remoteAddress: string) => deps.admission.refused(listen, slicerId, remoteAddress) };
       try {
         source = await listenerSources[listen]({
-          bindHost: deps.bindHost, port: taken.port, clock: deps.clock, admission: bound,
+          bindHost: deps.bindHost, port: taken.port, clock: deps.clock, admission: bound, ...(deps.ristLimits ? { ristLimits: deps.ristLimits } : {}),
           onRefused: (refusal) => deps.log.info({ slicerId, protocol: listen, reason: refusal.reason, remoteAddress: refusal.remoteAddress }, 'ingest connection refused'),
         });
       } catch (err) {
