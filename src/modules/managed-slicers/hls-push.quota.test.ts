@@ -29,7 +29,7 @@ async function withHlsSlicer(env: Record<string, string>): Promise<{ t: TestApp;
   return { t, base, dir: liveInputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id), close: () => t.close() };
 }
 
-const put = (t: TestApp, path: string, bytes: number) => t.app.inject({ method: 'PUT', url: path, payload: Buffer.alloc(bytes, 1), headers: { 'content-type': 'video/mp2t' } });
+const put = (t: TestApp, path: string, bytes: number) => t.app.inject({ method: 'PUT', url: path, payload: Buffer.alloc(bytes, 0x47), headers: { 'content-type': 'video/mp2t' } });
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 const folderBytes = (dir: string) => files(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 
