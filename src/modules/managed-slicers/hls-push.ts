@@ -6,6 +6,7 @@ import { AppError } from '../../platform/errors.js';
 import { sameKey } from './slicer-source.js';
 import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
 import { isSafePathId, liveInputDir } from '../../platform/media/media-layout.js';
+import type { BytesInFlight } from '../../platform/http/bytes-in-flight.js';
 import type { LiveInputQuota } from './live-storage.js';
 import { reserializePushedPlaylist, segmentHeadProblem } from './pushed-playlist.js';
 
@@ -53,29 +54,6 @@ async function headOf(path: string): Promise<Buffer> {
 }
 
 /**
- * The bytes of pushed files being received at once by this instance: a push that would pass the
- * budget is refused (503) before it is read, or while it streams when it declared no length.
- */
-export class PushBytesInFlight {
-  private inFlight = 0;
-  constructor(readonly maxBytes: number) {}
-
-  get bytes(): number {
-    return this.inFlight;
-  }
-
-  tryTake(bytes: number): boolean {
-    if (this.inFlight + bytes > this.maxBytes) return false;
-    this.inFlight += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.inFlight -= bytes;
-  }
-}
-
-/**
  * Takes what an encoder pushes to an `hls` slicer: its owner, slicer, token and file name are
  * checked before any body is read (`authorize`), each file is streamed to a temporary name of
  * the slicer's input directory (never held in memory) and renamed into place, a playlist only
@@ -87,7 +65,8 @@ export class HlsPushReceiver {
     private readonly mediaRoot: string,
     /** The stream key of a slicer that runs here (undefined when it does not). */
     private readonly keyOf: (owner: string, slicerId: string) => string | undefined,
-    readonly inFlight: PushBytesInFlight,
+    /** Bytes of pushed files being received at once by this instance (PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT). */
+    readonly inFlight: BytesInFlight,
     /** The caps of a slicer's input folder and the workspace's storage quota. */
     readonly quota: LiveInputQuota,
   ) {}

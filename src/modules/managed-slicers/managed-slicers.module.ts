@@ -15,11 +15,12 @@ import { restartSettingsOf } from '../../platform/media/supervision-policy.js';
 import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
-import { HlsPushReceiver, PushBytesInFlight } from './hls-push.js';
+import { HlsPushReceiver } from './hls-push.js';
+import { BytesInFlight } from '../../platform/http/bytes-in-flight.js';
 import { SlicerHosting } from './slicer-hosting.js';
 import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { parsePortRange } from './ingest-endpoint.js';
-import { registerSlicerMetrics } from './managed-slicers.metrics.js';
+import { registerPushMetrics, registerSlicerMetrics } from './managed-slicers.metrics.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository, countWorkspaceSlicers, deleteWorkspaceSlicers, workspacesWithSlicers } from './managed-slicers.repository.js';
 import { LiveInputQuota, LiveStorageMeter } from './live-storage.js';
@@ -192,8 +193,10 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
     counts: async (owner) => ({ slicers: await countWorkspaceSlicers(storage.db, owner) }),
     workspacesAtLimit: async (limits) => ({ slicers: await workspacesWithSlicers(storage.db, limits.slicers) }),
   });
+  const pushBytes = new BytesInFlight(config.hlsPushMaxBytesInFlight);
+  if (deps.metrics) registerPushMetrics(deps.metrics.registry, pushBytes);
   const liveInput = new LiveInputQuota({ maxFiles: config.hlsPushMaxFiles, maxBytes: config.hlsPushMaxFolderBytes }, quotas.storage, liveStorage);
-  const hlsPush = new HlsPushReceiver(mediaRoot, (owner, slicerId) => ffmpeg?.streamKeyOf(owner, slicerId), new PushBytesInFlight(config.hlsPushMaxBytesInFlight), liveInput);
+  const hlsPush = new HlsPushReceiver(mediaRoot, (owner, slicerId) => ffmpeg?.streamKeyOf(owner, slicerId), pushBytes, liveInput);
   const work: BackgroundWork = {
     name: 'managed-slicer task runner',
     start: async () => {
