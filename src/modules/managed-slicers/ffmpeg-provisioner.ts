@@ -71,6 +71,8 @@ export interface FfmpegProvisionerOptions {
   recordings?: () => RecordingSink | undefined;
   /** Whether a workspace's storage has room for more of a recording (its storage quota). Default: always. */
   mayRecord?: (owner: string) => Promise<boolean>;
+  /** Whether a workspace's live windows may grow their DVR tail by a segment of `segmentBytes` (its storage quota; LiveStorageRoom). */
+  dvrMayGrow?: (owner: string) => (segmentBytes: number) => boolean;
 }
 
 /** The largest box (a segment's mdat) a low-latency output takes: far above a 2 s segment at 2160p (about 4 MB). */
@@ -377,6 +379,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
           maxSegmentBytes: MAX_LOW_LATENCY_SEGMENT_BYTES,
           onError: (err, rendition) => this.options.log.warn({ err, slicerId: s.slicerId, rendition }, 'could not write the low-latency live window'),
           ...(keeping ? { onSegment: (segment) => keeping.segment(segment) } : {}),
+          ...(this.options.dvrMayGrow ? { mayGrow: this.options.dvrMayGrow(s.owner) } : {}),
         });
       } catch (err) {
         await source.close();

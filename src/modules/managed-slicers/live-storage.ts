@@ -53,6 +53,57 @@ export class LiveStorageMeter implements StoredBytesSource {
   }
 }
 
+/** How often a workspace with a growing live window has its storage measured again (clock ms). */
+const ROOM_MEASURE_MS = 1_000;
+
+/**
+ * Whether a workspace's live windows may grow their DVR tails: live windows, DVR and recordings
+ * count against the storage quota, and a window at the quota trims its DVR tail rather than grow
+ * (LowLatencyWindow `mayGrow`); the live event goes on. The workspace's stored bytes are measured
+ * in the background, at most every second while its windows grow (the window's writes never wait
+ * for a scan), and a segment may be added while the last measure plus three segments of its size
+ * fit the quota: the one being added, its parts (kept beside it near the live edge), and what may
+ * have landed since the measure began.
+ */
+export class LiveStorageRoom {
+  private readonly measured = new Map<string, { used: number | undefined; at: number; measuring: Promise<void> | undefined }>();
+
+  constructor(
+    /** The workspace's stored bytes now (every source of its storage quota). */
+    private readonly usedBytes: (owner: string) => Promise<number>,
+    private readonly limitBytes: number,
+    private readonly clock: Clock,
+    private readonly onError: (err: unknown, owner: string) => void = () => undefined,
+  ) {}
+
+  /** The `mayGrow` hook of one workspace's live windows. */
+  mayGrow(owner: string): (segmentBytes: number) => boolean {
+    return (segmentBytes) => {
+      const { used } = this.measure(owner);
+      return used === undefined || used + 3 * segmentBytes <= this.limitBytes;
+    };
+  }
+
+  /** The measure under way for `owner`, if any (tests wait for it rather than for time). */
+  async settled(owner: string): Promise<void> {
+    await this.measured.get(owner)?.measuring;
+  }
+
+  private measure(owner: string): { used: number | undefined } {
+    const now = this.clock.now();
+    const entry = this.measured.get(owner) ?? { used: undefined, at: Number.NEGATIVE_INFINITY, measuring: undefined };
+    this.measured.set(owner, entry);
+    if (entry.measuring === undefined && now - entry.at >= ROOM_MEASURE_MS) {
+      entry.at = now;
+      entry.measuring = this.usedBytes(owner).then(
+        (used) => void (entry.used = used),
+        (err: unknown) => this.onError(err, owner),
+      ).finally(() => (entry.measuring = undefined));
+    }
+    return entry;
+  }
+}
+
 export interface LiveInputLimits {
   /** PLAYLINE_HLS_PUSH_MAX_FILES */
   maxFiles: number;

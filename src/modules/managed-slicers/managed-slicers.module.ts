@@ -23,7 +23,7 @@ import { parsePortRange } from './ingest-endpoint.js';
 import { registerPushMetrics, registerSlicerMetrics } from './managed-slicers.metrics.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository, countWorkspaceSlicers, deleteWorkspaceSlicers, workspacesWithSlicers } from './managed-slicers.repository.js';
-import { LiveInputQuota, LiveStorageMeter } from './live-storage.js';
+import { LiveInputQuota, LiveStorageMeter, LiveStorageRoom } from './live-storage.js';
 import type { Quotas } from '../../platform/quota/quotas.js';
 import { managedSlicerRoutes } from './managed-slicers.routes.js';
 import { hlsPushRoutes } from './hls-push.routes.js';
@@ -172,6 +172,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       ...(deps.events ? { events: deps.events } : {}),
       ...(deps.recordings ? { recordings: deps.recordings } : {}),
       mayRecord: (owner) => deps.quotas.storage.hasRoom(owner),
+      dvrMayGrow: (owner) => liveRoom.mayGrow(owner),
     });
     hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;
@@ -188,6 +189,11 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const { quotas } = deps;
   const liveStorage = new LiveStorageMeter(mediaRoot, clock);
   quotas.storage.addSource(liveStorage);
+  // Live windows count against the storage quota: at the quota a window trims its DVR tail (the live event goes on).
+  const liveRoom = new LiveStorageRoom(async (owner) => {
+    liveStorage.forget(owner);
+    return (await quotas.storage.use(owner)).total;
+  }, quotas.storage.limitBytes, clock, (err, owner) => log.warn({ err, owner }, 'could not measure the workspace\'s storage for its live windows'));
   quotas.usage.register({
     name: 'managed_slicers',
     counts: async (owner) => ({ slicers: await countWorkspaceSlicers(storage.db, owner) }),
