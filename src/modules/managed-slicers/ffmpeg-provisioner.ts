@@ -53,6 +53,8 @@ export interface FfmpegProvisionerOptions {
   dvrWindowS?: number;
   /** Bounds of the RIST ingest fronts (PLAYLINE_RIST_*); default: rist-ingest-front.ts's. */
   ristLimits?: RistIngestLimits;
+  /** The storage quota's hook on a workspace's live windows: false once a new segment would pass it (the DVR tail is trimmed instead). Default: always grow. */
+  dvrMayGrow?: (owner: string) => (segmentBytes: number) => boolean;
 }
 
 /** The slicer's configuration as the provisioner needs it to (re)start it. */
@@ -93,6 +95,7 @@ export class FfmpegSlicerProvisioner implements SlicerProvisioner {
       windowSegments: options.windowSegments, dvrWindowS: options.dvrWindowS ?? 0, reconnectGraceMs: options.reconnectGraceMs ?? 0, preset: options.preset,
       restart: options.restart ?? defaultRestartSettings, stallMs: options.stallMs ?? 10_000, consumers: options.consumers,
       ...(options.ristLimits ? { ristLimits: options.ristLimits } : {}),
+      ...(options.dvrMayGrow ? { dvrMayGrow: options.dvrMayGrow } : {}),
       ...(options.onRestart ? { onRestart: options.onRestart } : {}),
     };
   }

@@ -29,7 +29,7 @@ async function withHlsSlicer(env: Record<string, string>): Promise<{ t: TestApp;
   return { t, base, dir: liveInputDir(mediaRootOf(t.runtime.config), t.workspace.id, slicer.id), close: () => t.close() };
 }
 
-const put = (t: TestApp, path: string, bytes: number) => t.app.inject({ method: 'PUT', url: path, payload: Buffer.alloc(bytes, 1), headers: { 'content-type': 'video/mp2t' } });
+const put = (t: TestApp, path: string, bytes: number) => t.app.inject({ method: 'PUT', url: path, payload: Buffer.alloc(bytes, 0x47), headers: { 'content-type': 'video/mp2t' } });
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 const folderBytes = (dir: string) => files(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 
@@ -53,6 +53,21 @@ describe('hls push within the slicer folder caps and the workspace storage quota
       assert.equal((await put(s.t, `${s.base}/seg3.ts`, 2000)).statusCode, 201, 'a file pushed again replaces itself');
       assert.equal((await s.t.app.inject({ method: 'DELETE', url: `${s.base}/seg0.ts` })).statusCode, 204);
       assert.equal((await put(s.t, `${s.base}/seg4.ts`, 1000)).statusCode, 201);
+    });
+
+    test('a re-push (the same name pushed again, even twice at once) counts as one file, not two (issue 35, low)', async () => {
+      for (const name of files(s.dir)) await s.t.app.inject({ method: 'DELETE', url: `${s.base}/${name}` });
+      for (let i = 0; i < 3; i++) assert.equal((await put(s.t, `${s.base}/seg${i}.ts`, 1000)).statusCode, 201);
+      // Two pushes of the fourth file under way together: the folder ends with 4 files, within its cap.
+      const both = await Promise.all([put(s.t, `${s.base}/seg3.ts`, 1000), put(s.t, `${s.base}/seg3.ts`, 1000)]);
+      assert.deepEqual(both.map((a) => a.statusCode), [201, 201], both.map((a) => a.body).join(' '));
+      assert.deepEqual(files(s.dir), ['seg0.ts', 'seg1.ts', 'seg2.ts', 'seg3.ts']);
+      // The folder's bytes: 700 KiB pushed again over itself within a 1 MiB cap.
+      for (const name of files(s.dir)) await s.t.app.inject({ method: 'DELETE', url: `${s.base}/${name}` });
+      assert.equal((await put(s.t, `${s.base}/big.ts`, 700 * 1024)).statusCode, 201);
+      const again = await put(s.t, `${s.base}/big.ts`, 700 * 1024);
+      assert.equal(again.statusCode, 201, again.body);
+      for (const name of files(s.dir)) await s.t.app.inject({ method: 'DELETE', url: `${s.base}/${name}` });
     });
 
     test('a push that would pass PLAYLINE_HLS_PUSH_MAX_FOLDER_BYTES is 507 storage_quota_exceeded and leaves nothing', async () => {
@@ -89,6 +104,14 @@ describe('hls push within the slicer folder caps and the workspace storage quota
       // Room again once the encoder deletes what the window no longer names.
       assert.equal((await s.t.app.inject({ method: 'DELETE', url: `${s.base}/seg0.ts` })).statusCode, 204);
       assert.equal((await put(s.t, `${s.base}/seg1.ts`, 500 * 1024)).statusCode, 201);
+    });
+
+    test('a re-push counts once in the workspace\'s storage quota: 600 KiB pushed over itself within 1 MiB (issue 35, low)', async () => {
+      for (const name of files(s.dir)) await s.t.app.inject({ method: 'DELETE', url: `${s.base}/${name}` });
+      assert.equal((await put(s.t, `${s.base}/seg0.ts`, 600 * 1024)).statusCode, 201);
+      const again = await put(s.t, `${s.base}/seg0.ts`, 600 * 1024);
+      assert.equal(again.statusCode, 201, again.body);
+      assert.deepEqual(files(s.dir), ['seg0.ts']);
     });
   });
 });

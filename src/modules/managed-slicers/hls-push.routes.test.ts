@@ -13,10 +13,10 @@ import { eventually } from '../../../test/helpers/eventually.js';
 
 const MiB = 1024 * 1024;
 
-/** A body of `bytes` zeros made as it is sent (the sender never holds it). */
-const zeros = (bytes: number): Readable => {
+/** A body of `bytes` MPEG-TS sync bytes (0x47: a pushed .ts must start as one) made as it is sent (the sender never holds it). */
+const tsBytes = (bytes: number): Readable => {
   let left = bytes;
-  const chunk = Buffer.alloc(64 * 1024);
+  const chunk = Buffer.alloc(64 * 1024, 0x47);
   return new Readable({
     read() {
       if (left <= 0) return void this.push(null);
@@ -76,7 +76,7 @@ describe('hls push: authenticated before the body, streamed to disk, playlists c
     let peak = before;
     const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     const answers = await Promise.all(
-      Array.from({ length: 32 }, (_, i) => put(port, `/ingest/hls/${t.workspace.id}/${slicerId}/made-up-token/seg${i}.ts`, zeros(64 * MiB), { 'content-length': String(64 * MiB) })),
+      Array.from({ length: 32 }, (_, i) => put(port, `/ingest/hls/${t.workspace.id}/${slicerId}/made-up-token/seg${i}.ts`, tsBytes(64 * MiB), { 'content-length': String(64 * MiB) })),
     );
     clearInterval(sample);
     assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([403]));
@@ -85,7 +85,7 @@ describe('hls push: authenticated before the body, streamed to disk, playlists c
   });
 
   test('the right token streams a segment into the slicer folder', async () => {
-    const answer = await put(port, `${base}/seg1.ts`, zeros(3 * MiB));
+    const answer = await put(port, `${base}/seg1.ts`, tsBytes(3 * MiB));
     assert.equal(answer.status, 201, answer.body);
     assert.equal((await readFile(`${dir}/seg1.ts`)).length, 3 * MiB);
     assert.equal(t.runtime.managedSlicers.hlsPush.inFlight.bytes, 0, 'the budget is given back');
@@ -109,11 +109,11 @@ describe('hls push: authenticated before the body, streamed to disk, playlists c
   test('pushed bytes in flight are capped: beyond the budget a push answers 503 with Retry-After', async () => {
     // Two 64 MiB declarations do not fit a 96 MiB budget together.
     const slow = new Readable({ read() {} });
-    slow.push(Buffer.alloc(1));
+    slow.push(Buffer.alloc(1, 0x47));
     const first = put(port, `${base}/big1.ts`, slow, { 'content-length': String(64 * MiB) });
     const budget = t.runtime.managedSlicers.hlsPush.inFlight;
     await eventually(() => budget.bytes === 64 * MiB, 'the first push holds its declared bytes');
-    const second = await put(port, `${base}/big2.ts`, zeros(64 * MiB), { 'content-length': String(64 * MiB) });
+    const second = await put(port, `${base}/big2.ts`, tsBytes(64 * MiB), { 'content-length': String(64 * MiB) });
     assert.equal(second.status, 503);
     assert.match(second.body, /service_unavailable/);
     slow.push(Buffer.alloc(64 * MiB - 1));

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { rm } from 'node:fs/promises';
 import { AppError } from '../../platform/errors.js';
 import { ReceivedFile } from '../../platform/http/body-file.js';
+import { releaseWithReply, type BytesLease } from '../../platform/http/bytes-in-flight.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { HLS_PUSH_MAX_BYTES, type HlsPushGrant, type HlsPushReceiver } from './hls-push.js';
@@ -27,12 +28,12 @@ const description =
 const RETRY_AFTER_S = 1;
 const busy = () => new AppError('service_unavailable', `Too many pushed bytes are being received right now; retry in ${RETRY_AFTER_S} s`);
 
-/** What a push request was granted in its onRequest hook, and the budget bytes it holds. */
+/** What a push request was granted in its onRequest hook, and its lease on the bytes in flight. */
 interface PushInProgress {
   owner: string;
   slicer: string;
   grant: HlsPushGrant;
-  held: number;
+  lease: BytesLease;
 }
 
 /** `PUT|DELETE /ingest/hls/<owner>/<slicer>/<token>/<file>` (register with no prefix). */
@@ -43,19 +44,16 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
 
   // Before any body: the URL must be a slicer's ingest URL and name a pushable file, and the
   // declared length must fit the bytes in flight. A refusal closes the connection unread.
-  const authorize = async (request: FastifyRequest): Promise<void> => {
+  // The request's one lease is taken here and released once, with its answer (releaseWithReply):
+  // nothing else gives bytes back, and a lease released cannot grow.
+  const authorize = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const { owner, slicer, token, file } = request.params as { owner: string; slicer: string; token: string; file: string };
     const grant = await receiver.authorize(owner, slicer, token, file, request.ip);
     const declared = Number(request.headers['content-length'] ?? 0);
-    const held = Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, HLS_PUSH_MAX_BYTES) : 0;
-    if (!receiver.inFlight.tryTake(held)) throw busy();
-    const push: PushInProgress = { owner, slicer, grant, held };
-    pushes.set(request, push);
-    const release = () => {
-      receiver.inFlight.give(push.held);
-      push.held = 0;
-    };
-    request.raw.once('close', release);
+    const lease = receiver.inFlight.lease(Number.isSafeInteger(declared) && declared > 0 ? Math.min(declared, HLS_PUSH_MAX_BYTES) : 0);
+    if (!lease) throw busy();
+    releaseWithReply(reply, lease);
+    pushes.set(request, { owner, slicer, grant, lease });
   };
 
   // The body streams to a temporary file of the slicer's folder; bytes beyond the declared
@@ -67,10 +65,7 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     const declared = request.headers['content-length'];
     return receiver.receive(push.grant, payload as Readable, declared === undefined ? undefined : Number(declared), (bytes) => {
       counted += bytes;
-      const extra = counted - push.held;
-      if (extra <= 0) return;
-      if (!receiver.inFlight.tryTake(extra)) throw busy();
-      push.held += extra;
+      if (!push.lease.growTo(counted)) throw busy();
     });
   });
   // Whatever ends the request, a received file that was not stored is removed.
@@ -85,7 +80,7 @@ export async function hlsPushRoutes(app: App, receiver: HlsPushReceiver): Promis
     config: { auth: 'none' },
     onRequest: async (request, reply) => {
       try {
-        await authorize(request);
+        await authorize(request, reply);
       } catch (error) {
         // The body is never read: the connection closes with the answer.
         void reply.header('connection', 'close');

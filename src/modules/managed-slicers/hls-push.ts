@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { AdmissionVerdict } from './live/ingest-admission.js';
 import { AppError } from '../../platform/errors.js';
 import { receiveBodyFile, type ReceivedFile } from '../../platform/http/body-file.js';
 import { isSafePathId, liveInputDir } from '../../platform/media/media-layout.js';
+import type { BytesInFlight } from '../../platform/http/bytes-in-flight.js';
 import type { LiveInputQuota } from './live-storage.js';
+import { reserializePushedPlaylist, segmentHeadProblem } from './pushed-playlist.js';
 
 /** Path of the push endpoint (outside /api/v4: the token in the path is the credential). */
 export const HLS_PUSH_PATH = '/ingest/hls';
@@ -33,42 +35,21 @@ export interface HlsPushGrant {
   file: string;
 }
 
-/**
- * The problems of a pushed playlist: the slicer's ffmpeg reads it and every file it names, so it
- * may name nothing but bare files of its own folder (no scheme, no `/`, no `..`, no dotfile), in
- * its URI lines and in every URI="..." attribute (EXT-X-MAP, EXT-X-MEDIA, EXT-X-KEY...).
- */
+/** The problems of a pushed playlist (none: it is stored as `reserializePushedPlaylist` writes it anew). */
 export function pushedPlaylistProblems(text: string): string[] {
-  const lines = text.split(/\r?\n/).map((line) => line.trim());
-  if (lines[0] !== '#EXTM3U') return ['a playlist starts with #EXTM3U'];
-  const problems: string[] = [];
-  lines.forEach((line, index) => {
-    const uris = line.startsWith('#') ? [...line.matchAll(/URI="([^"]*)"/g)].map((m) => m[1] ?? '') : line === '' ? [] : [line];
-    for (const uri of uris) if (!HLS_PUSH_FILE.test(uri)) problems.push(`line ${index + 1} names something other than a file of this folder (a bare name ending in .m3u8, .ts, .m4s, .mp4 or .aac)`);
-  });
-  return problems.slice(0, 10);
+  const parsed = reserializePushedPlaylist(text);
+  return parsed.ok ? [] : parsed.problems;
 }
 
-/**
- * The bytes of pushed files being received at once by this instance: a push that would pass the
- * budget is refused (503) before it is read, or while it streams when it declared no length.
- */
-export class PushBytesInFlight {
-  private inFlight = 0;
-  constructor(readonly maxBytes: number) {}
-
-  get bytes(): number {
-    return this.inFlight;
-  }
-
-  tryTake(bytes: number): boolean {
-    if (this.inFlight + bytes > this.maxBytes) return false;
-    this.inFlight += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.inFlight -= bytes;
+/** The first bytes of a file: enough for a container's magic behind a few ID3 tags. */
+async function headOf(path: string): Promise<Buffer> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await file.read(head, 0, head.length, 0);
+    return head.subarray(0, bytesRead);
+  } finally {
+    await file.close();
   }
 }
 
@@ -84,7 +65,8 @@ export class HlsPushReceiver {
     private readonly mediaRoot: string,
     /** The ingest admission's verdict on a token presented for a slicer (only one that runs here can pass). */
     private readonly admit: (owner: string, slicerId: string, token: string, remoteAddress: string) => AdmissionVerdict,
-    readonly inFlight: PushBytesInFlight,
+    /** Bytes of pushed files being received at once by this instance (PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT). */
+    readonly inFlight: BytesInFlight,
     /** The caps of a slicer's input folder and the workspace's storage quota. */
     readonly quota: LiveInputQuota,
   ) {}
@@ -102,16 +84,25 @@ export class HlsPushReceiver {
     });
   }
 
-  /** Puts a received file (or an empty one) in place; a playlist that names anything but files of its own folder is refused and removed. */
+  /**
+   * Puts a received file (or an empty one) in place: a playlist as re-serialised (refused and
+   * removed when it names anything but files of its own folder), a segment only when it starts
+   * as the media its name says (never a playlist under a segment's name).
+   */
   async store(grant: HlsPushGrant, received: ReceivedFile | undefined): Promise<void> {
     const target = join(grant.dir, grant.file);
     if (received === undefined) return writeFile(target, '');
     try {
       if (grant.file.endsWith('.m3u8')) {
-        const problems = pushedPlaylistProblems(await readFile(received.path, 'utf8'));
-        if (problems.length > 0) {
-          throw new AppError('validation_failed', 'A pushed playlist may name only files pushed beside it', { errors: problems.map((message) => ({ path: '/body', message })) });
+        // ffmpeg reads only what was written here from the parsed playlist, never the bytes as sent.
+        const parsed = reserializePushedPlaylist(await readFile(received.path, 'latin1'));
+        if (!parsed.ok) {
+          throw new AppError('validation_failed', 'A pushed playlist may name only files pushed beside it', { errors: parsed.problems.map((message) => ({ path: '/body', message })) });
         }
+        await writeFile(received.path, parsed.text);
+      } else {
+        const problem = segmentHeadProblem(grant.file, await headOf(received.path));
+        if (problem !== undefined) throw new AppError('validation_failed', `A pushed segment must hold the media its name says: ${problem}`, { errors: [{ path: '/body', message: problem }] });
       }
       await rename(received.path, target);
     } finally {

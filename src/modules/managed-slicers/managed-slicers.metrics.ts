@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BytesInFlight } from '../../platform/http/bytes-in-flight.js';
 import { liveStates, type LiveStatus } from './live-slicer-process.js';
 
 /** Slicer process metrics of this instance; returns the hook that counts a restart. */
@@ -24,4 +25,16 @@ export function registerSlicerMetrics(registry: Registry, statuses: () => LiveSt
   });
   const restarts = new Counter({ name: 'playline_slicer_restarts_total', help: 'Slicer processes started again after they ended (source gone, crash)', registers: [registry] });
   return { restarted: () => restarts.inc() };
+}
+
+/** The level of the hls-push bytes-in-flight budget. */
+export function registerPushMetrics(registry: Registry, budget: BytesInFlight): void {
+  new Gauge({
+    name: 'playline_hls_push_bytes_in_flight',
+    help: 'Bytes of files pushed to hls slicers being received right now (bounded by PLAYLINE_HLS_PUSH_MAX_BYTES_IN_FLIGHT)',
+    registers: [registry],
+    collect() {
+      this.set(budget.bytes);
+    },
+  });
 }

@@ -17,14 +17,15 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
 import { IngestAdmission } from './live/ingest-admission.js';
 import { liveRecording, liveWebhooks } from './live/consumers.js';
-import { HlsPushReceiver, PushBytesInFlight } from './hls-push.js';
+import { HlsPushReceiver } from './hls-push.js';
+import { BytesInFlight } from '../../platform/http/bytes-in-flight.js';
 import { SlicerHosting } from './slicer-hosting.js';
 import { SlicerHostRepository } from './slicer-hosts.repository.js';
 import { parsePortRange } from './ingest-endpoint.js';
-import { registerSlicerMetrics } from './managed-slicers.metrics.js';
+import { registerPushMetrics, registerSlicerMetrics } from './managed-slicers.metrics.js';
 import { ManagedSlicerService } from './managed-slicers.service.js';
 import { SlicerRepository, countWorkspaceSlicers, deleteWorkspaceSlicers, workspacesWithSlicers } from './managed-slicers.repository.js';
-import { LiveInputQuota, LiveStorageMeter } from './live-storage.js';
+import { LiveInputQuota, LiveStorageMeter, LiveStorageRoom } from './live-storage.js';
 import type { Quotas } from '../../platform/quota/quotas.js';
 import { managedSlicerRoutes } from './managed-slicers.routes.js';
 import { hlsPushRoutes } from './hls-push.routes.js';
@@ -180,6 +181,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
         liveWebhooks(deps.events),
         liveRecording({ mediaRoot, clock, ffmpeg: tools.ffmpeg, run, log, sink: deps.recordings, mayRecord: (owner) => deps.quotas.storage.hasRoom(owner), events: deps.events }),
       ],
+      dvrMayGrow: (owner) => liveRoom.mayGrow(owner),
     });
     hosting = new SlicerHosting({ hosts: new SlicerHostRepository(storage.db), provisioner: ffmpeg, clock, log, owner: ownerId, streamKeyOf: (slicer) => streamKeys.keyOf(slicer), leaseMs: config.slicerLeaseMs, exclusive: embedded });
     chosen = hosting;
@@ -196,16 +198,23 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
   const { quotas } = deps;
   const liveStorage = new LiveStorageMeter(mediaRoot, clock);
   quotas.storage.addSource(liveStorage);
+  // Live windows count against the storage quota: at the quota a window trims its DVR tail (the live event goes on).
+  const liveRoom = new LiveStorageRoom(async (owner) => {
+    liveStorage.forget(owner);
+    return (await quotas.storage.use(owner)).total;
+  }, quotas.storage.limitBytes, clock, (err, owner) => log.warn({ err, owner }, 'could not measure the workspace\'s storage for its live windows'));
   quotas.usage.register({
     name: 'managed_slicers',
     counts: async (owner) => ({ slicers: await countWorkspaceSlicers(storage.db, owner) }),
     workspacesAtLimit: async (limits) => ({ slicers: await workspacesWithSlicers(storage.db, limits.slicers) }),
   });
+  const pushBytes = new BytesInFlight(config.hlsPushMaxBytesInFlight);
+  if (deps.metrics) registerPushMetrics(deps.metrics.registry, pushBytes);
   const liveInput = new LiveInputQuota({ maxFiles: config.hlsPushMaxFiles, maxBytes: config.hlsPushMaxFolderBytes }, quotas.storage, liveStorage);
   const hlsPush = new HlsPushReceiver(
     mediaRoot,
     (owner, slicerId, token, remoteAddress) => admission.admit({ protocol: 'hls', owner, slicerId, presentedKey: token, remoteAddress }),
-    new PushBytesInFlight(config.hlsPushMaxBytesInFlight),
+    pushBytes,
     liveInput,
   );
   const work: BackgroundWork = {

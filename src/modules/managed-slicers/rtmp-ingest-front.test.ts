@@ -261,6 +261,12 @@ describe('RTMP ingest front (real ffmpeg encoders and decoders)', { skip }, () =
     assert.notEqual(await run.exit, 0, 'the disconnected encoder stops');
     assert.equal(front.publisher, undefined);
     assert.deepEqual((await probeFlv(out.flv())).codecs, ['aac', 'h264']);
+    // The outsiders still setting up go now, not at their setup deadline during the next test (its refusals are counted).
+    const open = silent.filter((socket) => !socket.closed);
+    const closed = open.map(closeOf);
+    for (const socket of open) socket.destroy();
+    idle.socket.destroy();
+    await Promise.all([...closed, idle.closed]);
   });
 
   test('4. a second right-key encoder is refused while one publishes; the first goes on', () => intruderWhilePublishing(KEY, 'busy'));
@@ -387,6 +393,41 @@ describe('RTMP ingest front (real ffmpeg encoders and decoders)', { skip }, () =
     const pong = client.messages().find((m) => m.typeId === MSG_USER_CONTROL && m.payload.readUInt16BE(0) === 7);
     assert.equal(pong?.payload.readUInt32BE(2), 0x3039, 'the pong echoes the ping timestamp');
     await eventually(() => out.bytes() > 5 * 8_000, 'the audio reached the consumer');
+  });
+
+  test('11. a flood of keyless connects from one address (each reconnecting at once) does not keep the keyed encoder of another address out (issue 35 finding 5)', { timeout: 120_000 }, async () => {
+    const out = collector();
+    const { front } = await frontInto(out.sink);
+    // The flood: 48 loops, each connecting from 127.0.0.2 and connecting again as soon as its
+    // connection is accepted or closed, as fast as this machine lets them (no rate assumed).
+    let flooding = true;
+    let connects = 0;
+    const loop = (): void => {
+      if (!flooding) return;
+      const socket = connect({ port: front.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      socket.on('error', () => undefined);
+      socket.once('connect', () => {
+        connects++;
+        loop();
+      });
+      socket.once('close', (hadError) => {
+        if (hadError && flooding) setImmediate(loop);
+      });
+      sockets.push(socket);
+    };
+    for (let i = 0; i < 48; i++) loop();
+    try {
+      await eventually(() => connects > 500, 'the flood is under way', 60_000);
+      const before = connects;
+      const run = encoder(front.port, KEY, 30);
+      const published = await eventually(() => out.bytes() > 30_000, 'the keyed encoder publishes through the flood', 60_000).then(() => true, () => false);
+      assert.ok(connects > before + 100, `the flood went on meanwhile (${connects - before} connects)`);
+      assert.ok(published, `the keyed encoder never published: ${run.stderr()}`);
+    } finally {
+      flooding = false;
+      for (const socket of sockets) socket.destroy();
+      front.disconnectPublisher();
+    }
   });
 
   test('10. no reason, detail or answer ever contains a stream key', () => {

@@ -19,7 +19,7 @@ export type IngestRefusalReason =
   | 'protocol_error'
   /** More than `maxPrePublishBytes` came in, or the answers were left unread. */
   | 'too_many_bytes'
-  /** `maxPendingConnections` were setting up: the oldest made room for a new one. */
+  /** `maxPendingConnections` (or `maxPendingPerAddress`) were setting up: this one made room for a new one. */
   | 'evicted'
   /** The stream name is not the slicer's stream key. */
   | 'bad_key'
@@ -40,8 +40,10 @@ export interface IngestRefusal {
 export interface RtmpIngestLimits {
   /** Time from accepting a connection to an accepted `publish`. Default 10 s. */
   setupDeadlineMs?: number;
-  /** Connections that have not published, at most; a new one closes the oldest. Default 16. */
+  /** Connections that have not published, at most; a new one closes one of the address holding most (`admitSetup`). Default 16. */
   maxPendingConnections?: number;
+  /** Connections of one remote address that have not published, at most; a new one closes that address's own least advanced. Default 4. */
+  maxPendingPerAddress?: number;
   /** Bytes a connection may send before an accepted `publish` (the handshake is 3,073). Default 64 KiB. */
   maxPrePublishBytes?: number;
   /** How long the consumer may leave the stream untaken (the encoder paused) before the session ends. Default 10 s. */
@@ -86,6 +88,7 @@ export interface RtmpIngestFront {
 const DEFAULT_LIMITS: Required<RtmpIngestLimits> = {
   setupDeadlineMs: 10_000,
   maxPendingConnections: 16,
+  maxPendingPerAddress: 4,
   maxPrePublishBytes: 64 * 1024,
   maxStallMs: 10_000,
   maxBufferedBytes: 8 * 1024 * 1024,
@@ -105,8 +108,7 @@ const RTMP_VERSION = 3;
 export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Promise<RtmpIngestFront> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const clock = options.clock ?? systemClock;
-  // Insertion order is age order: the first entry is the one to evict.
-  const pending = new Map<Socket, () => void>();
+  const setups = new PendingSetups(limits.maxPendingConnections, limits.maxPendingPerAddress);
   let current: PublishingSession | undefined;
   let closed = false;
 
@@ -118,6 +120,8 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
     let phase: 'c0c1' | 'c2' | 'commands' | 'refused' | 'published' = 'c0c1';
     let handshake = Buffer.alloc(0);
     let connected = false;
+    /** How far the setup got (handshake, connect, createStream): the least advanced make room first. */
+    let progress = 0;
 
     const refuse = (reason: IngestRefusal['reason'], detail: string, answer?: RtmpMessage): void => {
       if (phase === 'refused' || phase === 'published') return;
@@ -130,15 +134,11 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
       socket.end();
     };
 
-    // Evicting the oldest, not refusing the newest: idle connections then cannot hold the
-    // front; keeping the encoder out takes a steady flood of new connections.
-    if (pending.size >= limits.maxPendingConnections) {
-      const [oldest] = pending.values();
-      oldest?.();
-    }
-    pending.set(socket, () => {
-      pending.delete(socket);
-      refuse('evicted', `${limits.maxPendingConnections} connections were setting up: the oldest was closed`);
+    // A new connection is always let in; the one that makes room is the least advanced of its own
+    // address (at its cap) or of the address holding the most (at the overall cap): a flood from
+    // one address only ever closes its own connections, never an encoder's of another.
+    setups.admit(socket, remoteAddress, () => progress, (scope) => {
+      refuse('evicted', scope === 'address' ? `${limits.maxPendingPerAddress} connections from this address were setting up: its least advanced was closed` : `${limits.maxPendingConnections} connections were setting up: one of the address holding the most was closed`);
       socket.destroy();
     });
     const cancelDeadline = clock.setTimer(() => {
@@ -148,7 +148,7 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
     // 'close' follows every error; a publishing session adds its own listeners.
     socket.on('error', () => undefined);
     socket.once('close', () => {
-      pending.delete(socket);
+      setups.remove(socket);
       cancelDeadline();
       refuse('hung_up', 'the client closed the connection before publishing');
     });
@@ -167,7 +167,7 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
       if (current) return refuseWith('busy', 'another encoder is publishing to this slicer', 'NetStream.Publish.BadName', 'stream is already publishing');
 
       phase = 'published';
-      pending.delete(socket);
+      setups.remove(socket);
       cancelDeadline();
       socket.off('data', onData);
       const session: PublishingSession = new PublishingSession(wire, remoteAddress, streamId, clock, limits, () => {
@@ -192,11 +192,15 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
       if (name === 'connect') {
         if (connected) return refuse('protocol_error', 'connect was sent twice');
         connected = true;
+        progress = 3;
         return wire.send(...connectPreamble(), connectResult(transactionId));
       }
       if (!connected) return refuse('protocol_error', 'a command came before connect');
       if (name === 'releaseStream' || name === 'FCPublish') return wire.send(commandResult(transactionId));
-      if (name === 'createStream') return wire.send(commandResult(transactionId, 1));
+      if (name === 'createStream') {
+        progress = 4;
+        return wire.send(commandResult(transactionId, 1));
+      }
       if (name === 'publish') return publish(values[3], message.streamId, rest);
     };
 
@@ -216,12 +220,14 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
           const s1 = Buffer.concat([Buffer.alloc(8), randomBytes(SIG - 8)]);
           socket.write(Buffer.concat([Buffer.from([RTMP_VERSION]), s1, handshake.subarray(1, 1 + SIG)]));
           phase = 'c2';
+          progress = 1;
         }
         // C2 is not checked: a wrong echo proves nothing the stream key does not.
         if (handshake.length < 1 + 2 * SIG) return;
         data = handshake.subarray(1 + 2 * SIG);
         handshake = Buffer.alloc(0);
         phase = 'commands';
+        progress = Math.max(progress, 2);
       }
       let messages: RtmpMessage[];
       try {
@@ -265,10 +271,78 @@ export async function startRtmpIngestFront(options: RtmpIngestFrontOptions): Pro
     close: () =>
       new Promise<void>((resolve) => {
         closed = true;
-        for (const socket of pending.keys()) socket.destroy();
-        pending.clear();
+        setups.closeAll();
         current?.end('front_closed', 'the ingest front was closed');
         server.close(() => resolve());
       }),
   };
+}
+
+/** A connection setting up: its address, how far it got, and how to close it to make room. */
+interface PendingSetup {
+  address: string;
+  progress: () => number;
+  evict: (scope: 'address' | 'overall') => void;
+}
+
+/**
+ * The connections that have not published yet, bounded per remote address and overall. Making
+ * room never refuses the newcomer (an encoder that connects during a flood gets in): it closes
+ * the least advanced (then oldest) connection of the newcomer's own address when that address is
+ * at its cap, else of the address holding the most when all are taken. An address flooding with
+ * keyless connects thus only churns its own slots, and an encoder of another address keeps its
+ * slot through the handshake and the commands to its publish (where the stream key decides).
+ */
+class PendingSetups {
+  // Insertion order is age order.
+  private readonly pending = new Map<Socket, PendingSetup>();
+  private readonly perAddress = new Map<string, number>();
+
+  constructor(
+    private readonly maxTotal: number,
+    private readonly maxPerAddress: number,
+  ) {}
+
+  admit(socket: Socket, address: string, progress: () => number, evict: PendingSetup['evict']): void {
+    if ((this.perAddress.get(address) ?? 0) >= this.maxPerAddress) this.evictFrom(address, 'address');
+    else if (this.pending.size >= this.maxTotal) this.evictFrom(this.busiestAddress(), 'overall');
+    this.pending.set(socket, { address, progress, evict });
+    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
+  }
+
+  remove(socket: Socket): void {
+    const setup = this.pending.get(socket);
+    if (!setup) return;
+    this.pending.delete(socket);
+    const left = (this.perAddress.get(setup.address) ?? 1) - 1;
+    if (left <= 0) this.perAddress.delete(setup.address);
+    else this.perAddress.set(setup.address, left);
+  }
+
+  closeAll(): void {
+    const sockets = [...this.pending.keys()];
+    this.pending.clear();
+    this.perAddress.clear();
+    for (const socket of sockets) socket.destroy();
+  }
+
+  private busiestAddress(): string | undefined {
+    let busiest: string | undefined;
+    let most = 0;
+    for (const [address, count] of this.perAddress) {
+      if (count > most) [busiest, most] = [address, count];
+    }
+    return busiest;
+  }
+
+  private evictFrom(address: string | undefined, scope: 'address' | 'overall'): void {
+    let victim: [Socket, PendingSetup] | undefined;
+    for (const entry of this.pending) {
+      if (entry[1].address !== address) continue;
+      if (!victim || entry[1].progress() < victim[1].progress()) victim = entry;
+    }
+    if (!victim) return;
+    this.remove(victim[0]);
+    victim[1].evict(scope);
+  }
 }

@@ -29,6 +29,12 @@ export interface LowLatencyShape {
    * new playlist starts. 0 = every run starts a new playlist. Default 0.
    */
   reconnectGraceMs?: number;
+  /**
+   * Whether the DVR tail may grow by one more segment of `segmentBytes` (the workspace's storage
+   * quota): when not, two of its oldest segments leave with each new one until it may again, so
+   * the window trims its DVR tail instead of growing (the last `windowSegments` always stay).
+   */
+  mayGrow?: (segmentBytes: number) => boolean;
 }
 
 export interface LowLatencyWindowOptions extends LowLatencyShape {
@@ -304,7 +310,8 @@ export class LowLatencyWindow {
     });
     this.targetS = Math.max(this.targetS, Math.ceil(durationS - 0.001));
     this.segments.push({ msn: open.msn, run: open.run, discontinuity: open.discontinuity, uri: open.uri, durationS, bytes: bytes.length, startS: open.startS, parts: open.parts, partsListed: open.partsListed });
-    const gone = this.segments.splice(0, this.leaving());
+    // At the workspace's storage quota (mayGrow) the window trims its DVR tail instead of growing.
+    const gone = this.segments.splice(0, this.leaving(this.options.mayGrow?.(bytes.length) ?? true));
     for (const s of gone) if (s.discontinuity) this.discontinuitySequence++;
     // Parts older than the short window are never listed again: their files go with the segments leaving.
     const partsGone: string[] = [];
@@ -324,7 +331,7 @@ export class LowLatencyWindow {
   }
 
   /** How many of the oldest segments leave the window: past `windowSegments`, those older than the DVR window (and past the hard bound). */
-  private leaving(): number {
+  private leaving(mayGrow = true): number {
     const { windowSegments } = this.options;
     const count = this.segments.length;
     if (count <= windowSegments) return 0;
@@ -334,7 +341,7 @@ export class LowLatencyWindow {
     while (count - n > windowSegments) {
       const oldest = this.segments[n] as WindowSegment;
       // The window still covers the DVR length without it.
-      if (count - n > this.maxSegments || total - oldest.durationS >= this.dvrWindowS) {
+      if (count - n > this.maxSegments || total - oldest.durationS >= this.dvrWindowS || (!mayGrow && n < 2)) {
         total -= oldest.durationS;
         n++;
       } else break;

@@ -73,6 +73,8 @@ export interface LiveEventDeps {
   consumers: readonly LiveConsumerFactory[];
   /** Bounds of a RIST slicer's UDP front (PLAYLINE_RIST_*); default: rist-ingest-front.ts's. */
   ristLimits?: RistIngestLimits;
+  /** The storage quota's hook on a workspace's live windows (live-storage.ts LiveStorageRoom): at the quota the DVR tail is trimmed instead of grown. */
+  dvrMayGrow?: (owner: string) => (segmentBytes: number) => boolean;
 }
 
 /** One start of a live event: its slicer, its key, and whether its window and input start empty. */
@@ -168,6 +170,7 @@ export class LiveEvent {
         // The slicer's own DVR window, never past the deployment's (it may have been lowered since).
         dvrWindowS: Math.min(config.dvr_window_s ?? deps.dvrWindowS, deps.dvrWindowS),
         reconnectGraceMs: deps.reconnectGraceMs, maxSegmentBytes: MAX_SEGMENT_BYTES,
+        ...(deps.dvrMayGrow ? { mayGrow: deps.dvrMayGrow(info.owner) } : {}),
         onError: (err, rendition) => deps.log.warn({ err, slicerId, rendition }, 'could not write the low-latency live window'),
         onSegment: async (segment) => {
           for (const c of consumers) await c.segment?.(segment);

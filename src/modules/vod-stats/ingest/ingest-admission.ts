@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../platform/errors.js';
+import { BytesInFlight, releaseWithReply } from '../../../platform/http/bytes-in-flight.js';
 import { MAX_EVENT_BATCH_BYTES } from '../events.schema.js';
 
 /** Seconds a client refused for lack of room is told to wait (Retry-After). */
@@ -10,30 +11,15 @@ export const INGEST_RETRY_AFTER_S = 1;
  * and counted), so concurrent maximum-size batches cannot exhaust its memory: a batch that
  * would pass the limit is refused (503 + Retry-After) before its body is read. One batch is
  * always admitted, whatever its size, so a limit below the body limit never locks ingest out.
+ * Taken and given back through the request's one lease (platform/http/bytes-in-flight.ts).
  */
-export class IngestAdmission {
-  private inFlight = 0;
-  /** Batches refused for lack of room, for metrics. */
-  refused = 0;
-
-  constructor(readonly maxBytes: number) {}
+export class IngestAdmission extends BytesInFlight {
+  constructor(maxBytes: number) {
+    super(maxBytes, true);
+  }
 
   get bytesInFlight(): number {
-    return this.inFlight;
-  }
-
-  /** Reserves room for `bytes`; false when there is none. */
-  tryReserve(bytes: number): boolean {
-    if (this.inFlight > 0 && this.inFlight + bytes > this.maxBytes) {
-      this.refused++;
-      return false;
-    }
-    this.inFlight += bytes;
-    return true;
-  }
-
-  release(bytes: number): void {
-    this.inFlight -= bytes;
+    return this.bytes;
   }
 }
 
@@ -58,18 +44,12 @@ export const admitIngest = (admission: IngestAdmission) =>
   function admit(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     const bytes = bytesOf(request);
     if (bytes === undefined) return done();
-    if (!admission.tryReserve(bytes)) {
+    const lease = admission.lease(bytes);
+    if (!lease) {
       void reply.header('retry-after', String(INGEST_RETRY_AFTER_S)).header('connection', 'close');
       return done(new AppError('service_unavailable', `Too many event bytes are being ingested right now; retry in ${INGEST_RETRY_AFTER_S} s`));
     }
-    let held = true;
-    const release = () => {
-      if (!held) return;
-      held = false;
-      admission.release(bytes);
-    };
-    // 'close' comes once the answer is sent or the connection is gone, whichever happens.
-    reply.raw.once('close', release);
-    reply.raw.once('finish', release);
+    // Given back once, when the answer is sent or the connection is gone, whichever happens.
+    releaseWithReply(reply, lease);
     done();
   };
