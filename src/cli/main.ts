@@ -82,9 +82,28 @@ export async function runCli(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode;
     if (err instanceof ConfigError) process.stderr.write(`playline: ${err.message}\n`);
     else if (isAppError(err)) process.stderr.write(`playline: ${err.detail} (${err.code})\n`);
-    else process.stderr.write(`playline: ${(err as Error).message}\n`);
+    else process.stderr.write(describeFailure(err));
     return 1;
   }
+}
+
+/**
+ * An error as the user needs it: its message, then each cause beneath it (a network error's
+ * "fetch failed" alone says nothing: ECONNREFUSED, "other side closed" say what happened). A
+ * file error names the path instead of a raw ENOENT.
+ */
+export function describeFailure(err: unknown): string {
+  const lines: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    const e = current as NodeJS.ErrnoException;
+    const text = e.code === 'ENOENT' && e.path !== undefined ? `no such file or directory: ${e.path}` : e.code !== undefined && !(e.message ?? '').includes(e.code) ? `${e.message} (${e.code})` : (e.message ?? String(current));
+    // A cause that only repeats the path its error already names adds nothing.
+    const repeats = depth > 0 && e.path !== undefined && (lines[0] ?? '').includes(e.path);
+    if (!repeats) lines.push(depth === 0 ? `playline: ${text}` : `  cause: ${text}`);
+    current = e instanceof Error ? e.cause : undefined;
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /**
