@@ -5,6 +5,8 @@ import { Command, CommanderError } from 'commander';
 import { sendLogsToStderr } from '../platform/logger.js';
 import { ConfigError } from '../platform/config.js';
 import { isAppError } from '../platform/errors.js';
+import { PlaylineApiError } from '../client/index.js';
+import { credentialsInUse } from './api-options.js';
 import { serveCommand } from './serve.command.js';
 import { keysCommand, workspacesCommand } from './workspaces.command.js';
 import { usageCommand } from './usage.command.js';
@@ -82,6 +84,10 @@ export async function runCli(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode;
     if (err instanceof ConfigError) process.stderr.write(`playline: ${err.message}\n`);
     else if (isAppError(err)) process.stderr.write(`playline: ${err.detail} (${err.code})\n`);
+    else if (err instanceof PlaylineApiError && err.status === 401 && credentialsInUse() !== undefined) {
+      // A refused signature: which credentials were used is the first thing to check.
+      process.stderr.write(`playline: ${err.message}\n  signed as: ${credentialsInUse() ?? ''}\n`);
+    }
     else process.stderr.write(describeFailure(err));
     return 1;
   }
