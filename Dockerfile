@@ -40,7 +40,10 @@ COPY --from=build /app/dist ./dist
 USER playline
 # Data: the SQLite database, the statistics journal, the secret key file. Media: uploads and HLS.
 VOLUME ["/var/lib/playline", "/var/lib/playline-media"]
-EXPOSE 8080
+# 8080: the API, dashboard and playback; 20000-20099: the slicers' ingest listeners (PLAYLINE_SLICER_PORTS),
+# TCP for RTMP and HLS push, UDP for SRT and RIST. Set PLAYLINE_PUBLIC_HOST to the host encoders reach,
+# else the ingest URLs name 127.0.0.1 (the container's own loopback).
+EXPOSE 8080 20000-20099/tcp 20000-20099/udp
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PLAYLINE_PORT ?? 8080}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=4", "/app/dist/cli/bin.js"]

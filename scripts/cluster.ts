@@ -11,20 +11,33 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { signV4 } from '../src/platform/auth/v4-signature.js';
+import { SERVER_NODE_FLAGS } from '../src/cli/node-flags.js';
+
+/** The CLI's source, wherever the runner is started from (its state stays in ./data/cluster of the working directory). */
+const CLI_MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
 const usage = `Usage: npm run cluster [-- --instances N] [--port FIRST_PORT]
 
 A local Playline cluster: N instances (default 2) on consecutive ports from FIRST_PORT (default
-8081) against the local PostgreSQL and Redis; prints their URLs, a workspace key and signed
-example commands; Ctrl-C stops them all.
+8081; 0: ports the system picks) against the local PostgreSQL and Redis; prints their URLs, a
+workspace key and signed example commands; Ctrl-C stops them all.
 
 Environment: PLAYLINE_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/playline, created
 if missing), PLAYLINE_REDIS_URL (default redis://127.0.0.1:6379), PLAYLINE_SECRET_KEY and
 PLAYLINE_ADMIN_TOKEN (default: generated once into ./data/cluster/), PLAYLINE_LOG_LEVEL (warn).
+\`playline cluster status\` needs the instances' PLAYLINE_SECRET_KEY: export it from
+data/cluster/secret.key (PLAYLINE_SECRET_KEY=$(cat data/cluster/secret.key)).
 `;
+
+/** A failure the user can act on: its message, no stack trace, exit code 1. */
+function fail(message: string): never {
+  process.stderr.write(`npm run cluster: ${message}\n`);
+  process.exit(1);
+}
 
 let parsed;
 try {
@@ -40,7 +53,7 @@ if (values.help) {
 }
 const count = Number(values.instances);
 const firstPort = Number(values.port);
-if (!Number.isInteger(count) || count < 1 || count > 16 || !Number.isInteger(firstPort) || firstPort < 1 || firstPort + count > 65536) {
+if (!Number.isInteger(count) || count < 1 || count > 16 || !Number.isInteger(firstPort) || firstPort < 0 || firstPort + count > 65536) {
   process.stderr.write(`--instances must be 1 to 16 and --port a port number\n\n${usage}`);
   process.exit(2);
 }
@@ -66,22 +79,38 @@ const env: Record<string, string> = {
   PLAYLINE_MEDIA_DIR: process.env.PLAYLINE_MEDIA_DIR ?? join(stateDir, 'media'),
 };
 
-/** Creates the database of the default URL when it does not exist yet. */
+/**
+ * Creates the database when it does not exist yet (the default URL's or PLAYLINE_DATABASE_URL's),
+ * through the server's `postgres` database; a server that cannot be reached or refuses is a
+ * clear error, not a stack trace from the first instance.
+ */
 async function ensureDatabase(url: string): Promise<void> {
-  const name = new URL(url).pathname.slice(1);
-  const admin = new pg.Client({ connectionString: url.replace(/\/[^/?]*(\?|$)/, '/postgres$1') });
-  await admin.connect();
+  const parsed = new URL(url);
+  const name = decodeURIComponent(parsed.pathname.slice(1));
+  if (name === '') fail(`PLAYLINE_DATABASE_URL names no database: ${url.replace(/:[^:@/]*@/, ':***@')}`);
+  const adminUrl = new URL(url);
+  adminUrl.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: adminUrl.toString() });
+  const shown = `${parsed.host}/${name}`;
   try {
+    await admin.connect();
     const found = await admin.query('select 1 from pg_database where datname = $1', [name]);
-    if (found.rowCount === 0) await admin.query(`create database "${name.replaceAll('"', '')}"`);
+    if (found.rowCount === 0) {
+      await admin.query(`create database "${name.replaceAll('"', '""')}"`);
+      process.stdout.write(`Created the database ${shown}\n`);
+    }
+  } catch (err) {
+    fail(`cannot create or reach the database ${shown}: ${(err as Error).message}. Create it yourself (createdb ${name}) or set PLAYLINE_DATABASE_URL to one that exists`);
   } finally {
-    await admin.end();
+    await admin.end().catch(() => undefined);
   }
 }
 
 const children: ChildProcess[] = [];
 function startInstance(index: number): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', String(firstPort + index)], {
+  // The runner's own Node flags (tsx's loader) and the server's (else each instance warns of the missing --max-semi-space-size).
+  const port = firstPort === 0 ? 0 : firstPort + index;
+  const child = spawn(process.execPath, [...process.execArgv.filter((a) => !SERVER_NODE_FLAGS.includes(a)), ...SERVER_NODE_FLAGS, CLI_MAIN, 'serve', '--port', String(port)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -132,10 +161,16 @@ function stopAll(): Promise<void> {
   ).then(() => undefined);
 }
 
-if (!process.env.PLAYLINE_DATABASE_URL) await ensureDatabase(databaseUrl);
+await ensureDatabase(databaseUrl);
 // The first instance migrates the database alone; the others start once it listens.
-const urls = [await startInstance(0)];
-urls.push(...(await Promise.all(Array.from({ length: count - 1 }, (_, i) => startInstance(i + 1)))));
+let urls: string[];
+try {
+  urls = [await startInstance(0)];
+  urls.push(...(await Promise.all(Array.from({ length: count - 1 }, (_, i) => startInstance(i + 1)))));
+} catch (err) {
+  await stopAll();
+  fail((err as Error).message);
+}
 const { owner, key } = await demoCredentials(urls[0] as string);
 const signed = (url: string, path: string) => {
   const { msg, sig } = signV4(owner, key, Math.floor(Date.now() / 1000));

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import closeWithGrace from 'close-with-grace';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
@@ -68,6 +69,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     const created = await bootstrap(runtime);
     await runtime.start();
     app = await buildApp(runtime);
+    const receiving = requestsReceivingBodies(app);
     const address = await app.listen({ port: config.port, host: config.host });
     const port = new URL(address).port;
     runtime.managedSlicers.listening(Number(port));
@@ -84,7 +86,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       runtime,
       url,
       async close() {
-        await running.close();
+        const closed = running.close();
+        // A request still sending its body (an upload may take minutes) would hold the close for
+        // the whole grace and then exit 1 with the runtime (slicers' ffmpeg) never stopped: cut it
+        // now (the upload's partial file is removed as for any cut upload); requests already
+        // received finish as before.
+        for (const req of receiving) if (!req.complete) req.socket.destroy();
+        await closed;
         await runtime.close();
       },
     };
@@ -93,6 +101,19 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     await runtime.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** The requests of `app` whose bodies are still arriving (kept up to date as they end). */
+function requestsReceivingBodies(app: App): Set<IncomingMessage> {
+  const receiving = new Set<IncomingMessage>();
+  app.server.on('request', (req: IncomingMessage) => {
+    if (req.complete) return;
+    receiving.add(req);
+    const forget = () => receiving.delete(req);
+    req.once('end', forget);
+    req.once('close', forget);
+  });
+  return receiving;
 }
 
 export interface ShutdownOptions {

@@ -11,9 +11,14 @@ export interface ApiOptions {
   json?: boolean;
 }
 
+/** Who signed this process's API calls (workspace and where the key came from), for the message of a refused signature. */
+let signedAs: string | undefined;
+export const credentialsInUse = (): string | undefined => signedAs;
+
 /** A client signed with the flags, else PLAYLINE_API_KEY / PLAYLINE_BASE_URL, else the saved profile (playline login). */
 export const clientOf = (opts: ApiOptions): PlaylineClient => {
-  const { baseUrl, owner, key } = resolveCredentials(opts);
+  const { baseUrl, owner, key, keySource } = resolveCredentials(opts);
+  signedAs = `workspace ${owner}, key from ${keySource}`;
   return new PlaylineClient({ baseUrl, owner, apiKey: key });
 };
 

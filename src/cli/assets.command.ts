@@ -1,4 +1,5 @@
-import { basename } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { assetStates, type AssetState, type AssetView } from '../modules/assets/assets.schema.js';
 import { printObject, printRows } from './output.js';
@@ -68,6 +69,22 @@ const positiveInt = (value: string): number => {
   return n;
 };
 
+/** The file to upload, or an error naming it (not a raw ENOENT). */
+async function uploadable(file: string): Promise<void> {
+  try {
+    const found = await stat(file);
+    if (!found.isFile()) throw new Error(`${file} is not a file: give the media file to upload`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new Error(`no such file: ${file} (looked for ${resolve(file)})`, { cause: err });
+    if (code === 'EACCES') throw new Error(`cannot read ${file}: permission denied`, { cause: err });
+    throw err;
+  }
+}
+
+/** Exit code of a program stopped by Ctrl-C (128 + SIGINT), as a shell reports it. */
+export const INTERRUPTED_EXIT_CODE = 130;
+
 /** `playline assets ...`: the asset library of a running server, over its API. */
 export function assetsCommand(): Command {
   const assets = new Command('assets').description('The asset library of a running server: upload media (packaged to HLS), list, show, retry a failed one, delete');
@@ -81,15 +98,32 @@ export function assetsCommand(): Command {
       .option('--wait [state]', 'wait until `ready` (the default) or `playable` (plays while still packaged), with a progress bar; exit code 1 if packaging failed', waitOption),
   ).action(async (file: string, opts: ApiOptions & { title?: string; wait?: true | WaitState }) => {
     const client = clientOf(opts);
+    await uploadable(file);
     const line = progressLine();
     const name = basename(file);
-    let asset = await client.assets.upload(file, {
-      ...(opts.title !== undefined ? { title: opts.title } : {}),
-      onProgress: (sent, total) => {
-        const percent = total ? (sent / total) * 100 : 0;
-        line.show(percent, `uploading ${name} ${bar(percent)} ${size(sent)}${total ? ` / ${size(total)}` : ''}`);
-      },
-    });
+    // Ctrl-C stops the upload at once (the server drops the partial file) and exits 130.
+    const abort = new AbortController();
+    const onInterrupt = () => abort.abort();
+    process.once('SIGINT', onInterrupt);
+    let asset: AssetView;
+    try {
+      asset = await client.assets.upload(file, {
+        ...(opts.title !== undefined ? { title: opts.title } : {}),
+        signal: abort.signal,
+        onProgress: (sent, total) => {
+          const percent = total ? (sent / total) * 100 : 0;
+          line.show(percent, `uploading ${name} ${bar(percent)} ${size(sent)}${total ? ` / ${size(total)}` : ''}`);
+        },
+      });
+    } catch (err) {
+      line.end();
+      if (!abort.signal.aborted) throw err;
+      process.stderr.write(`playline: upload of ${name} interrupted (Ctrl-C); the server keeps nothing of it\n`);
+      process.exitCode = INTERRUPTED_EXIT_CODE;
+      return;
+    } finally {
+      process.removeListener('SIGINT', onInterrupt);
+    }
     line.end();
     if (!opts.json) process.stderr.write(`uploaded as ${asset.id}\n`);
     if (opts.wait) {

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../platform/config.js';
 import type { Runtime } from '../runtime.js';
 import { printObject, printRows } from './output.js';
-import { addSettingOptions, storageKeys, withRuntime } from './storage-options.js';
+import { addSettingOptions, configFrom, storageKeys, withRuntime } from './storage-options.js';
 
 const DEFAULT_TIMEOUT_S = 5;
 
@@ -15,7 +18,32 @@ const seconds = (value: string): number => {
  * Runs `fn` with the runtime's Redis connections open (the data commands start no background
  * work); gives up with a clear message when Redis does not answer within `timeout` seconds.
  */
-const withCluster = <T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>): Promise<T> =>
+const SECRET_KEY_HINT =
+  "set PLAYLINE_SECRET_KEY (or --secret-key) to the instances' shared key: the cluster's database is bound to it " +
+  '(npm run cluster keeps it in data/cluster/secret.key: PLAYLINE_SECRET_KEY=$(cat data/cluster/secret.key))';
+
+/**
+ * The cluster's database is bound to the instances' secret key (secret-key-check.ts). Without
+ * PLAYLINE_SECRET_KEY the runtime would make a new key file in the data directory and either fail
+ * with a mismatch or, on a fresh database, bind the deployment to that stray key: refused first.
+ */
+const requireSecretKey = (config: ReturnType<typeof configFrom>): void => {
+  if (config.databaseUrl === undefined || config.secretKey !== undefined) return;
+  if (existsSync(join(config.dataDir, 'secret.key'))) return;
+  throw new ConfigError(`playline cluster reads the deployment's database: ${SECRET_KEY_HINT}`);
+};
+
+const withCluster = async <T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>): Promise<T> => {
+  requireSecretKey(configFrom(opts));
+  try {
+    return await withClusterRuntime(opts, fn);
+  } catch (err) {
+    if (err instanceof ConfigError && err.message.startsWith('PLAYLINE_SECRET_KEY')) throw new ConfigError(`${err.message} For playline cluster: ${SECRET_KEY_HINT}`);
+    throw err;
+  }
+};
+
+const withClusterRuntime = <T>(opts: Record<string, unknown>, fn: (runtime: Runtime) => Promise<T>): Promise<T> =>
   withRuntime(
     opts,
     async (runtime) => {
@@ -36,7 +64,9 @@ const clusterCommandOf = (name: string, description: string) =>
       .option('--json', 'print JSON for scripts')
       .option('--timeout <seconds>', 'give up when Redis does not answer within this long', seconds, DEFAULT_TIMEOUT_S),
     [...storageKeys, 'redisUrl', 'redisPrefix'],
-  );
+  ).addHelpText('after', `
+Needs the deployment's PLAYLINE_DATABASE_URL, PLAYLINE_REDIS_URL and PLAYLINE_SECRET_KEY (the key
+every instance shares; npm run cluster keeps it in data/cluster/secret.key).`);
 
 /** `playline cluster status|rebuild-stats`: the admin API's cluster calls, without a server. */
 export function clusterCommand(): Command {

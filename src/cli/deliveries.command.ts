@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { dropReasons } from '../modules/error-reporting/delivery-log.js';
 import { loggedOutcomeKinds, type LoggedOutcomeKind } from '../platform/outbound/delivery-outcome.js';
-import type { DeliveriesView, LoggedAttemptDetailView, LoggedAttemptView } from '../modules/error-reporting/error-reporting.schema.js';
+import type { DeliveriesView, LoggedAttemptDetailView, LoggedAttemptView, SettingsView, TestResultView } from '../modules/error-reporting/error-reporting.schema.js';
+import { PlaylineApiError } from '../client/index.js';
 import { clientOf, withApiOptions, type ApiOptions } from './api-options.js';
 import { printObject, printRows } from './output.js';
 
@@ -109,9 +110,61 @@ const printSummary = (d: DeliveriesView, json: boolean): void => {
   printObject(json ? summary : { ...summary, dropped: droppedLine(summary.dropped) }, json);
 };
 
-/** `playline callback status|resume`: the workspace's callback endpoint on a running server. */
+type Observation = TestResultView['observed'];
+
+/** What the test POST met: outcome, status, time, and the receiver's answer or the failure. */
+const observationRows = (o: Observation) => ({
+  outcome: o.outcome,
+  status: o.status,
+  latency_ms: Math.round(o.latency_ms),
+  address: o.address ?? null,
+  detail: o.detail ?? null,
+  response: o.response_excerpt ?? null,
+});
+
+/** The saved settings; the signing secret only with --json (it verifies every callback: keep it out of terminals and logs). */
+const printSettings = (s: SettingsView, json: boolean): void => {
+  if (json) printObject({ ...s }, true);
+  else printObject({ callback_url: s.callback_url, enabled: s.enabled, updated_at: new Date(s.updated_at).toISOString(), signing_secret: '(hidden: --json prints it)' }, false);
+};
+
+/** `playline callback status|resume|set|test`: the workspace's callback endpoint on a running server. */
 export function callbackCommand(): Command {
-  const callback = new Command('callback').description('The Error Reporting callback endpoint of a running server: its state, and resuming it after a pause');
+  const callback = new Command('callback').description('The Error Reporting callback endpoint of a running server: set and test its URL, its state, and resuming it after a pause');
+
+  withApiOptions(
+    callback
+      .command('set')
+      .description('Save the callback URL: the server first POSTs a signed sample report to it and saves it only if answered 200 within 5 s (exit code 1 otherwise, with what it met)')
+      .argument('<url>', 'https URL (http only to addresses the server allows, PLAYLINE_OUTBOUND_ALLOWLIST)')
+      .option('--disabled', 'save it switched off (reports are not sent until enabled)'),
+  ).action(async (url: string, opts: ApiOptions & { disabled?: boolean }) => {
+    try {
+      printSettings(await clientOf(opts).errorReporting.putSettings({ callback_url: url, ...(opts.disabled === true ? { enabled: false } : {}) }), opts.json === true);
+    } catch (err) {
+      const observed = err instanceof PlaylineApiError ? (err.body as { observed?: Observation } | undefined)?.observed : undefined;
+      if (observed === undefined) throw err;
+      // The URL failed its test POST: what the server met is the answer the user needs.
+      printObject(observationRows(observed), opts.json === true);
+      process.stderr.write(`playline: ${err instanceof Error ? err.message : String(err)}; the callback URL was not saved\n`);
+      process.exitCode = 1;
+    }
+  });
+
+  withApiOptions(
+    callback
+      .command('test')
+      .description('POST a signed sample report to a URL (default: the saved callback URL) and print what it met; exit code 1 unless answered 200 within 5 s')
+      .argument('[url]', 'the URL to try (default: the saved one)'),
+  ).action(async (url: string | undefined, opts: ApiOptions) => {
+    const result = await clientOf(opts).errorReporting.test(url);
+    if (opts.json === true) printObject({ ...result }, true);
+    else printObject({ callback_url: result.callback_url, passed: result.passed, ...observationRows(result.observed) }, false);
+    if (!result.passed) {
+      process.stderr.write(`playline: the test POST to ${result.callback_url} did not pass (${result.observed.outcome}${result.observed.status !== null ? ` ${result.observed.status}` : ''})\n`);
+      process.exitCode = 1;
+    }
+  });
 
   withApiOptions(
     callback

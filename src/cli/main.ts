@@ -5,6 +5,8 @@ import { Command, CommanderError } from 'commander';
 import { sendLogsToStderr } from '../platform/logger.js';
 import { ConfigError } from '../platform/config.js';
 import { isAppError } from '../platform/errors.js';
+import { PlaylineApiError } from '../client/index.js';
+import { credentialsInUse } from './api-options.js';
 import { serveCommand } from './serve.command.js';
 import { keysCommand, workspacesCommand } from './workspaces.command.js';
 import { usageCommand } from './usage.command.js';
@@ -82,9 +84,32 @@ export async function runCli(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode;
     if (err instanceof ConfigError) process.stderr.write(`playline: ${err.message}\n`);
     else if (isAppError(err)) process.stderr.write(`playline: ${err.detail} (${err.code})\n`);
-    else process.stderr.write(`playline: ${(err as Error).message}\n`);
+    else if (err instanceof PlaylineApiError && err.status === 401 && credentialsInUse() !== undefined) {
+      // A refused signature: which credentials were used is the first thing to check.
+      process.stderr.write(`playline: ${err.message}\n  signed as: ${credentialsInUse() ?? ''}\n`);
+    }
+    else process.stderr.write(describeFailure(err));
     return 1;
   }
+}
+
+/**
+ * An error as the user needs it: its message, then each cause beneath it (a network error's
+ * "fetch failed" alone says nothing: ECONNREFUSED, "other side closed" say what happened). A
+ * file error names the path instead of a raw ENOENT.
+ */
+export function describeFailure(err: unknown): string {
+  const lines: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    const e = current as NodeJS.ErrnoException;
+    const text = e.code === 'ENOENT' && e.path !== undefined ? `no such file or directory: ${e.path}` : e.code !== undefined && !(e.message ?? '').includes(e.code) ? `${e.message} (${e.code})` : (e.message ?? String(current));
+    // A cause that only repeats the path its error already names adds nothing.
+    const repeats = depth > 0 && e.path !== undefined && (lines[0] ?? '').includes(e.path);
+    if (!repeats) lines.push(depth === 0 ? `playline: ${text}` : `  cause: ${text}`);
+    current = e instanceof Error ? e.cause : undefined;
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /**

@@ -78,20 +78,32 @@ export interface ClientCredentials {
   baseUrl: string;
   owner: string;
   key: string;
+  /** Where the key came from, for messages (never the key itself): `--key`, `PLAYLINE_API_KEY`, or `profile "<name>" (<path>)`. */
+  keySource: string;
 }
+
+let warnedOfOverride = false;
 
 /**
  * Who calls and where, for client commands (api, sign, sign-playback...): each of base URL,
  * owner and key from its flag, else its variable (PLAYLINE_BASE_URL, PLAYLINE_API_KEY), else the
  * profile (--profile, PLAYLINE_PROFILE, or "default") that `playline login` saved.
  */
-export function resolveCredentials(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env): ClientCredentials {
+export function resolveCredentials(flags: ClientFlags, env: NodeJS.ProcessEnv = process.env, warn: (line: string) => void = (line) => process.stderr.write(line)): ClientCredentials {
   const profile = profileOf(flags, env);
+  const profileName = flags.profile ?? env.PLAYLINE_PROFILE ?? DEFAULT_PROFILE;
   const owner = flags.owner ?? profile?.owner;
-  const key = flags.key ?? env.PLAYLINE_API_KEY ?? profile?.key;
+  const envKey = env.PLAYLINE_API_KEY !== undefined && env.PLAYLINE_API_KEY !== '' ? env.PLAYLINE_API_KEY : undefined;
+  const key = flags.key ?? envKey ?? profile?.key;
   if (owner === undefined) throw new Error('No workspace: pass --owner, or sign in once with playline login');
   if (key === undefined || key === '') throw new Error('No API key: pass --key, set PLAYLINE_API_KEY, or sign in once with playline login');
-  return { baseUrl: resolveBaseUrl(flags, env), owner, key };
+  const keySource = flags.key !== undefined ? '--key' : envKey !== undefined ? 'PLAYLINE_API_KEY' : `profile "${profileName}" (${configPath(env)})`;
+  // A stale PLAYLINE_API_KEY in the shell silently beat the saved sign-in: say so, once, without the secret.
+  if (flags.key === undefined && envKey !== undefined && profile !== undefined && profile.key !== envKey && !warnedOfOverride) {
+    warnedOfOverride = true;
+    warn(`playline: signing with PLAYLINE_API_KEY from the environment, not the key saved in profile "${profileName}" (${configPath(env)}): they differ; unset PLAYLINE_API_KEY to use the profile\n`);
+  }
+  return { baseUrl: resolveBaseUrl(flags, env), owner, key, keySource };
 }
 
 /** The profile the flags or PLAYLINE_PROFILE name (an unknown name given explicitly is an error), or "default" if saved. */

@@ -15,6 +15,8 @@ export interface UploadOptions {
   contentType?: string;
   /** Bytes sent so far, and the total when known (a path), as the body is read. */
   onProgress?: (sentBytes: number, totalBytes: number | undefined) => void;
+  /** Stops the upload at once (the request is aborted; the server removes the partial file). */
+  signal?: AbortSignal;
 }
 
 export interface WaitOptions {
@@ -65,6 +67,7 @@ export class AssetApi {
       contentType: options.contentType ?? 'application/octet-stream',
       ...(title !== undefined && title.trim() !== '' ? { query: { title } } : {}),
       ...(total !== undefined ? { headers: { 'content-length': String(total) } } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
   }
 

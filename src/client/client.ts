@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { signV4 } from '../platform/auth/v4-signature.js';
 import type { Transport, TransportResponse } from './transport.js';
@@ -32,6 +33,8 @@ export interface RequestOptions {
   body?: unknown;
   contentType?: string;
   headers?: Record<string, string>;
+  /** Aborts the request (and a streamed body) at once. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -67,7 +70,7 @@ export class ClientCore {
       body = raw ? (options.body as string | Buffer | Readable) : JSON.stringify(options.body);
       headers['content-type'] = options.contentType ?? 'application/json';
     }
-    return this.transport({ method, url: this.signedPath(path, options.query), headers, ...(body !== undefined ? { body } : {}) });
+    return this.transport({ method, url: this.signedPath(path, options.query), headers, ...(body !== undefined ? { body } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   }
 
   /** Sends a signed request and parses the JSON answer; throws PlaylineApiError on non-2xx. */
@@ -76,7 +79,9 @@ export class ClientCore {
     const parsed: unknown = response.body.length > 0 ? safeJson(response.body) : undefined;
     if (response.status < 200 || response.status >= 300) {
       const problem = (parsed ?? {}) as { code?: string; detail?: string };
-      throw new PlaylineApiError(response.status, problem.code ?? 'http_error', problem.detail ?? response.body.slice(0, 200), parsed);
+      // Not every refusal is problem+json (a proxy's, or Node's own 431 for a request line too long): then the status says it.
+      const detail = problem.detail ?? (response.body.trim() !== '' ? response.body.slice(0, 200) : `the server answered ${response.status} ${STATUS_CODES[response.status] ?? ''}`.trim());
+      throw new PlaylineApiError(response.status, problem.code ?? 'http_error', detail, parsed);
     }
     return parsed as T;
   }

@@ -12,7 +12,7 @@ import type { ServerSettingsView } from '../modules/server-info/server-info.sche
 export type { ServerSettingsView };
 
 export { ClientCore, PlaylineApiError, type ClientOptions, type RequestOptions } from './client.js';
-export { fetchTransport, injectTransport, type Transport } from './transport.js';
+export { fetchTransport, injectTransport, TransportError, type Transport } from './transport.js';
 export { signV4, encodeMsg, signatureOf } from '../platform/auth/v4-signature.js';
 export { playbackPath, playbackSignature, type ContentKind } from './playback-edge.js';
 

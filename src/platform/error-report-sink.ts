@@ -13,7 +13,7 @@ export interface PlaybackErrorReport {
   msg: string;
   /** Unix seconds. */
   timestamp: number;
-  /** Playback error code 100–130 or 999 (not part of the report body; for counters). */
+  /** Playback error code 100–130 or 999 (the report's `error_code`; also counted). */
   errorCode: number;
 }
 

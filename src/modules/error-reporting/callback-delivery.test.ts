@@ -44,6 +44,7 @@ const report = (owner: string): ErrorReport => ({
   ua: 'Player/2',
   msg: 'Invalid token signature',
   timestamp: 1_763_719_200,
+  error_code: 999,
 });
 
 const setup = (url: string, options: Partial<CallbackDispatcherOptions> = {}) => {

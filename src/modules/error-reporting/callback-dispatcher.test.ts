@@ -24,6 +24,7 @@ const report = (owner = 'ws1', code = 404): ErrorReport => ({
   ua: 'TestPlayer/1.0',
   msg: 'Expired token',
   timestamp: 1_763_719_200,
+  error_code: 999,
 });
 
 const setup = (options: Partial<CallbackDispatcherOptions> = {}) => {
@@ -51,7 +52,7 @@ test('submit is synchronous; the report goes out signed, with the payload fields
   assert.equal(held.url, hookA);
   const verified = new Webhook(secret).verify(held.request.body, held.request.headers);
   assert.deepEqual(verified, report());
-  assert.deepEqual(Object.keys(JSON.parse(held.request.body)), ['owner', 'subtype', 'url', 'ip', 'code', 'ua', 'msg', 'timestamp']);
+  assert.deepEqual(Object.keys(JSON.parse(held.request.body)), ['owner', 'subtype', 'url', 'ip', 'code', 'ua', 'msg', 'timestamp', 'error_code']);
   assert.match(held.request.headers['webhook-id'] ?? '', /^msg_[0-9a-f]{32}$/);
   held.answer('delivered');
   await settle();

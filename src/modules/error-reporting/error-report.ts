@@ -12,14 +12,19 @@ export const ErrorReportSchema = Type.Object(
     ua: Type.String({ description: 'User-Agent header of the client request' }),
     msg: Type.String({ description: 'Short description of the error cause' }),
     timestamp: Type.Integer({ description: 'Unix time in seconds at which the error occurred' }),
+    // Added to the platform's payload (DESIGN §4 keeps its fields): `code` alone cannot tell an invalid signature (110) from an IP mismatch (111), both 403.
+    error_code: Type.Integer({ description: 'Playback error code of the failure (100-130; 999 when none applies), e.g. 110 for an invalid token signature' }),
   },
   { additionalProperties: false },
 );
 
 export type ErrorReport = Static<typeof ErrorReportSchema>;
 
-/** What producers submit: the report fields (`subtype` is implied); extra fields are ignored. */
-export type ErrorReportInput = Omit<ErrorReport, 'subtype'>;
+/** Error code of a report whose producer gave none (the playback edge's "unknown"). */
+export const UNKNOWN_ERROR_CODE = 999;
+
+/** What producers submit: the report fields (`subtype` is implied; `errorCode` becomes `error_code`); extra fields are ignored. */
+export type ErrorReportInput = Omit<ErrorReport, 'subtype' | 'error_code'> & { errorCode?: number };
 
 /** Field length caps applied when a report is queued, so a queued report has a bounded size. */
 export const reportFieldLimits = { owner: 128, url: 4096, ip: 64, ua: 1024, msg: 1024 } as const;
@@ -36,6 +41,7 @@ export const boundedReport = (report: ErrorReportInput): ErrorReport => ({
   ua: cap(report.ua, reportFieldLimits.ua),
   msg: cap(report.msg, reportFieldLimits.msg),
   timestamp: report.timestamp,
+  error_code: report.errorCode ?? UNKNOWN_ERROR_CODE,
 });
 
 /** The report sent by the settings test (test-before-save and POST /error-reporting/test). */
@@ -48,4 +54,5 @@ export const sampleReport = (owner: string, nowMs: number): ErrorReport => ({
   ua: 'Playline-Callback-Test/1',
   msg: 'Test report: this is what a playback error report looks like',
   timestamp: Math.floor(nowMs / 1000),
+  error_code: 110,
 });

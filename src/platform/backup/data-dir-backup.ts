@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { chmod, copyFile, mkdir, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { chmod, copyFile, mkdir, open, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { SQLITE_FILE } from '../db/database.js';
 
@@ -64,6 +64,29 @@ async function emptyDirectory(dir: string, what: string): Promise<void> {
   });
   if (entries !== null && entries.length > 0) throw new Error(`${resolve(dir)} is not empty: ${what}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
+}
+
+/** The real path of `path` even if it does not exist yet: its nearest existing ancestor's real path, then the rest. */
+async function realPathOf(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await realpath(absolute);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(absolute) === absolute) throw err;
+    return join(await realPathOf(dirname(absolute)), basename(absolute));
+  }
+}
+
+/**
+ * A backup inside the data directory would copy itself into the next backup (and the one after
+ * that copies both): refused, however the target is spelled (`..`, a symlink to a folder inside).
+ */
+export async function assertOutsideDataDir(dataDir: string, target: string): Promise<void> {
+  const data = await realPathOf(dataDir);
+  const into = await realPathOf(target);
+  if (into === data || into.startsWith(`${data}${sep}`)) {
+    throw new Error(`${resolve(target)} is inside the data directory ${data}: back up into a directory outside it (a backup inside would be copied into every later backup)`);
+  }
 }
 
 async function syncFile(path: string): Promise<void> {
@@ -144,6 +167,7 @@ export interface BackupOptions {
  */
 export async function backupDataDir(options: BackupOptions): Promise<BackupManifest> {
   const { dataDir, target } = options;
+  await assertOutsideDataDir(dataDir, target);
   await emptyDirectory(target, 'back up into a new or empty directory');
   const database = new SQLite(join(dataDir, SQLITE_FILE), { fileMustExist: true });
   try {

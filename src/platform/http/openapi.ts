@@ -37,6 +37,8 @@ export async function registerOpenApi(app: App, version: string, extra: { webhoo
         },
       },
       security: [{ v4Msg: [], v4Sig: [] }],
+      // Relative: the origin this document was fetched from (behind a proxy or on another port alike), never a Host header echoed back.
+      servers: [{ url: '/', description: 'The server this document is served by' }],
       // What subscribed endpoints receive (OpenAPI 3.1 webhooks): operational events.
       ...(extra.webhooks ? { webhooks: extra.webhooks } : {}),
     },
