@@ -7,6 +7,7 @@ import { PlaylineClient } from '../../src/client/index.js';
 import type { ManagedSlicerView } from '../../src/modules/managed-slicers/managed-slicers.schema.js';
 import { liveDir } from '../../src/platform/media/media-layout.js';
 import { clusterFixture, pollUntil } from '../helpers/cluster.js';
+import { portBlock } from '../helpers/ports.js';
 import { eventually } from '../helpers/eventually.js';
 import { mediaToolsSkip } from '../helpers/media.js';
 import { startRistSender, windowColours, withoutSecret, withWrongSecret, type RistSender } from '../helpers/rist-senders.js';
@@ -21,7 +22,7 @@ import { bootstrapCredentials, startServerProcess, type ServerProcess } from '..
  */
 const skip = await mediaToolsSkip();
 // Below the kernel's ephemeral range and apart from the other suites' ranges.
-const PORT_BASE = 22900 + (process.pid % 10) * 10;
+const PORT_BASE = await portBlock(10);
 // Media the outsiders send before the slicer is checked: on the code before the RIST front, a
 // plain sender made the slicer live within a few seconds of media.
 const OUTSIDER_SECONDS = 10;
