@@ -18,9 +18,12 @@ describe('playline deliveries and playline callback (the CLI over a running serv
   let url: string;
   let receiver: LocalReceiver;
   before(async () => {
-    // The CLI signs with the real time: the server's fake clock starts at it (and stands still, so a
-    // pause lasts until resumed).
-    t = await createTestApp({ clock: new FakeClock(Date.now(), { followRealTime: true }), env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32' } });
+    // The CLI signs with the real time: the server's fake clock follows it. The endpoint's pause after
+    // the failure is made an hour long, so it lasts until resumed however slow the machine is.
+    t = await createTestApp({
+      clock: new FakeClock(Date.now(), { followRealTime: true }),
+      env: { PLAYLINE_OUTBOUND_ALLOWLIST: '127.0.0.1/32', PLAYLINE_CALLBACK_BACKOFF_MS: '3600000', PLAYLINE_CALLBACK_BACKOFF_MAX_MS: '3600000' },
+    });
     url = await t.app.listen({ host: '127.0.0.1', port: 0 });
     receiver = await startLocalReceiver({ kind: 'status', status: 200 }, { hangLimitMs: 10_000 });
     await t.client.errorReporting.putSettings({ callback_url: receiver.url });

@@ -92,6 +92,8 @@ describe('error reporting settings', () => {
       ua: 'Player/3',
       msg: 'Expired token',
       timestamp: 1_763_719_200,
+      // The playback error code beside the HTTP status (issue 36).
+      error_code: 104,
     });
     assert.equal(delivered.headers['content-type'], 'application/json');
     assert.ok(signedWith(saved.signing_secret, delivered));
