@@ -104,8 +104,9 @@ export function describeFailure(err: unknown): string {
   for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
     const e = current as NodeJS.ErrnoException;
     const text = e.code === 'ENOENT' && e.path !== undefined ? `no such file or directory: ${e.path}` : e.code !== undefined && !(e.message ?? '').includes(e.code) ? `${e.message} (${e.code})` : (e.message ?? String(current));
-    // A cause that only repeats the path its error already names adds nothing.
-    const repeats = depth > 0 && e.path !== undefined && (lines[0] ?? '').includes(e.path);
+    // A cause that only repeats the path its error already names adds nothing; nor does undici's
+    // bare "fetch failed" wrapper (the cause beneath it says what happened).
+    const repeats = depth > 0 && ((e.path !== undefined && (lines[0] ?? '').includes(e.path)) || (e.message === 'fetch failed' && e.cause !== undefined));
     if (!repeats) lines.push(depth === 0 ? `playline: ${text}` : `  cause: ${text}`);
     current = e instanceof Error ? e.cause : undefined;
   }
