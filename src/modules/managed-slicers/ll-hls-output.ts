@@ -1,18 +1,16 @@
-import { mkdtemp, rm, writeFile, rename } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile, rename } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../platform/clock.js';
 import { Fmp4Splitter, type Fmp4Piece } from '../../platform/media/fmp4-fragments.js';
 import { LowLatencyWindow, type ClosedSegment, type LowLatencyShape } from '../../platform/media/ll-hls-window.js';
-import { renderLiveMultivariant } from '../../platform/media/live-playlist.js';
-import { LiveWindowPublisher, type LiveWindowState } from '../../platform/media/live-window.js';
 import { LIVE_INDEX_FILE } from '../../platform/media/media-layout.js';
 
-/** One rendition of a low-latency slicer: its name and its profile's bit rate (bits/s; undefined: stream copy, measured from the window). */
+/** One rendition of a low-latency slicer: its name and the index.m3u8 line that names it (undefined: measured by LiveIndexKeeper). */
 export interface LowLatencyRendition {
   name: string;
-  bandwidth: number | undefined;
+  streamInf: string | undefined;
 }
 
 export interface LowLatencyOutputOptions extends LowLatencyShape {
@@ -31,18 +29,12 @@ export interface LowLatencyOutputOptions extends LowLatencyShape {
  * rendition's fragmented MP4 and writing it as an LL-HLS window (LowLatencyWindow). A connection
  * is one run of ffmpeg: a new one replaces the last. Bytes are taken as fast as the disk writes
  * them (the socket is paused while a piece is written), and one box may not pass `maxSegmentBytes`.
- * It is the one writer of the window's contract (live-window.ts): after every change of a
- * rendition's window the state of all of them is published as `live.json` (and in memory), and the
- * multivariant `index.m3u8` is rendered from it once the slicer's first segment exists.
+ * The multivariant `index.m3u8` is written once the slicer's first segment exists.
  */
 export class LowLatencyOutput {
   private readonly servers: Server[] = [];
   private readonly sockets = new Set<Socket>();
-  private readonly windows: LowLatencyWindow[] = [];
-  private readonly publisher: LiveWindowPublisher;
-  /** The index.m3u8 last written (it is rewritten when what it describes changes). */
-  private indexText: string | undefined;
-  private started = false;
+  private indexWritten = false;
   private ended = 0;
   /** Each rendition's chain of writes as it stands (close waits for them). */
   private readonly writes: Array<() => Promise<void>> = [];
@@ -50,9 +42,7 @@ export class LowLatencyOutput {
   private constructor(
     private readonly options: LowLatencyOutputOptions,
     private readonly socketDir: string,
-  ) {
-    this.publisher = new LiveWindowPublisher(options.dir, (state) => this.writeIndex(state), (err) => options.onError(err, 'live.json'));
-  }
+  ) {}
 
   static async open(options: LowLatencyOutputOptions): Promise<LowLatencyOutput> {
     const socketDir = await mkdtemp(join(tmpdir(), 'playline-ll-'));
@@ -81,7 +71,6 @@ export class LowLatencyOutput {
     // A socket's close event queues its run's end: let those of sockets just closed come first.
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.all(this.writes.map((w) => w()));
-    await this.publisher.flush();
   }
 
   /** Stops listening; the runs under way are ended (their open segments written whole) before it resolves. */
@@ -94,7 +83,6 @@ export class LowLatencyOutput {
     // The sockets' close events have queued each run's end by now.
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.all(this.writes.map((w) => w()));
-    await this.publisher.close();
     await rm(this.socketDir, { recursive: true, force: true });
   }
 
@@ -104,13 +92,7 @@ export class LowLatencyOutput {
 
   private listen(rendition: LowLatencyRendition): Promise<void> {
     const { options } = this;
-    const window = new LowLatencyWindow({
-      ...options,
-      name: rendition.name,
-      ...(rendition.bandwidth !== undefined ? { declaredBandwidth: rendition.bandwidth } : {}),
-      onChange: () => this.publish(),
-    });
-    this.windows.push(window);
+    const window = new LowLatencyWindow({ ...options, name: rendition.name });
     let current: Socket | undefined;
     // Pieces are written in order, across connections too (a run's end before the next run's start).
     let chain = Promise.resolve();
@@ -121,11 +103,9 @@ export class LowLatencyOutput {
       this.sockets.add(socket);
       const splitter = new Fmp4Splitter(options.maxSegmentBytes);
       const handle = async (piece: Fmp4Piece) => {
-        if (piece.kind === 'init') {
-          this.started = true;
-          return window.start(piece.init);
-        }
+        if (piece.kind === 'init') return window.start(piece.init);
         await window.add(piece.fragment);
+        if (!this.indexWritten && window.hasSegment()) await this.writeIndex();
       };
       socket.on('data', (chunk: Buffer) => {
         let pieces: Fmp4Piece[];
@@ -166,35 +146,15 @@ export class LowLatencyOutput {
     });
   }
 
-  /** The state of every rendition's window, as the contract describes the event: live while a run writes, reconnecting within the grace after, ended. */
-  private state(): LiveWindowState {
-    const grace = this.options.reconnectGraceMs ?? 0;
-    const endedAt = this.windows.some((w) => w.isRunning) ? undefined : Math.max(...this.windows.map((w) => w.lastEndedAt ?? 0));
-    return {
-      version: 1,
-      state: endedAt === undefined ? 'live' : grace > 0 ? 'reconnecting' : 'ended',
-      ...(endedAt !== undefined ? { ended_at_ms: endedAt } : {}),
-      grace_ms: grace,
-      index: LIVE_INDEX_FILE,
-      renditions: this.windows.map((w) => w.snapshot()),
-    };
-  }
-
-  /** A window changed: the event's state is published (before the first run began there is none). */
-  private publish(): void {
-    if (!this.started) return;
-    this.publisher.publish(this.state());
-  }
-
-  /** index.m3u8 rendered from the state written, once a segment exists, whenever what it describes changed. */
-  private async writeIndex(state: LiveWindowState): Promise<void> {
-    if (!state.renditions.some((r) => r.segments.length > 0)) return;
-    const text = renderLiveMultivariant(state);
-    if (text === this.indexText) return;
+  private async writeIndex(): Promise<void> {
+    this.indexWritten = true;
     const path = join(this.options.dir, LIVE_INDEX_FILE);
+    // An index kept from the last start (LiveIndexKeeper measured it) is left as it is.
+    if (await stat(path).then(() => true, () => false)) return;
+    const lines = ['#EXTM3U', '#EXT-X-VERSION:9', '#EXT-X-INDEPENDENT-SEGMENTS'];
+    for (const r of this.options.renditions) if (r.streamInf !== undefined) lines.push(r.streamInf, `media_${r.name}.m3u8`);
     const temp = join(this.options.dir, `.${LIVE_INDEX_FILE}.ll.tmp`);
-    await writeFile(temp, text);
+    await writeFile(temp, `${lines.join('\n')}\n`);
     await rename(temp, path);
-    this.indexText = text;
   }
 }

@@ -16,7 +16,7 @@ import type { ModuleParts } from '../../platform/module-parts.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { FfmpegSlicerProvisioner } from './ffmpeg-provisioner.js';
 import { IngestAdmission } from './live/ingest-admission.js';
-import { liveRecording, liveWebhooks } from './live/consumers.js';
+import { liveRecording, liveWebhooks, windowIndexKeeper } from './live/consumers.js';
 import { HlsPushReceiver } from './hls-push.js';
 import { BytesInFlight } from '../../platform/http/bytes-in-flight.js';
 import { SlicerHosting } from './slicer-hosting.js';
@@ -178,6 +178,7 @@ export function createManagedSlicers(deps: ManagedSlicersDeps): ManagedSlicers {
       admission,
       // What lives with each live event; a new consumer is one more line here.
       consumers: [
+        windowIndexKeeper(log),
         liveWebhooks(deps.events),
         liveRecording({ mediaRoot, clock, ffmpeg: tools.ffmpeg, run, log, sink: deps.recordings, mayRecord: (owner) => deps.quotas.storage.hasRoom(owner), events: deps.events }),
       ],

@@ -3,10 +3,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '../../platform/clock.js';
 import { sequentialIds } from '../../platform/ids.js';
 import { NO_CMCD } from './cmcd.js';
-import { liveEdgeOf, type LiveWindowState } from '../../platform/media/live-window.js';
-import { liveWindowOf } from '../../platform/media/live-window.test-support.js';
-import { BlockingReloads, reached, reloadTargetOf } from './live-blocking-reload.js';
-import type { LiveLibrary, LiveWindow } from './live-library.js';
+import { BlockingReloads, playlistEdgeOf, reached, reloadTargetOf } from './live-blocking-reload.js';
+import type { LiveLibrary } from './live-library.js';
 import type { PlaybackDirectory } from './playback-catalog.js';
 import { MemoryEventSink } from './playback-events.js';
 import { PlaybackRefusals } from './playback-refusals.js';
@@ -21,16 +19,23 @@ const MSN = 20261128040000;
 /** Sessions here play their own workspace's content: the shares are never asked. */
 const NO_SHARES: Pick<PlaybackDirectory, 'privateAsset' | 'sharesWith'> = { privateAsset: () => Promise.resolve(undefined), sharesWith: () => Promise.resolve(false) };
 
-/** The window's state as LowLatencyWindow publishes it: `complete` segments of 4 parts, then `open` parts of the next. */
-const windowOf = (complete: number, open: number): LiveWindowState => liveWindowOf({ msn: MSN, complete, open });
-/** The live edge of the window's one rendition. */
-const edgeOf = (w: LiveWindowState) => liveEdgeOf(w.renditions[0] as LiveWindowState['renditions'][number]);
+/** A live media playlist as LowLatencyWindow writes it: `complete` segments of 4 parts, then `open` parts of the next. */
+function playlist(complete: number, open: number): string {
+  const lines = ['#EXTM3U', '#EXT-X-VERSION:9', '#EXT-X-TARGETDURATION:2', '#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5', '#EXT-X-PART-INF:PART-TARGET=0.5', `#EXT-X-MEDIA-SEQUENCE:${MSN}`, '#EXT-X-MAP:URI="init_main.mp4"'];
+  for (let i = 0; i < complete; i++) {
+    for (let p = 0; p < 4; p++) lines.push(`#EXT-X-PART:DURATION=0.5,URI="seg_main_${MSN + i}_p${p}.m4s"${p === 0 ? ',INDEPENDENT=YES' : ''}`);
+    lines.push('#EXTINF:2,', `seg_main_${MSN + i}.m4s`);
+  }
+  for (let p = 0; p < open; p++) lines.push(`#EXT-X-PART:DURATION=0.5,URI="seg_main_${MSN + complete}_p${p}.m4s"`);
+  lines.push(`#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg_main_${MSN + complete}_p${open}.m4s"`);
+  return `${lines.join('\n')}\n`;
+}
 
-describe('the live edge of a window and the blocking-reload query', () => {
+describe('the live edge of a playlist and the blocking-reload query', () => {
   test('the next msn counts complete segments; parts after the last one are the open segment\'s', () => {
-    assert.deepEqual(edgeOf(windowOf(2, 3)), { nextMsn: MSN + 2, openParts: 3, targetDurationS: 2 });
-    assert.deepEqual(edgeOf(windowOf(3, 0)), { nextMsn: MSN + 3, openParts: 0, targetDurationS: 2 });
-    const edge = edgeOf(windowOf(2, 3));
+    assert.deepEqual(playlistEdgeOf(playlist(2, 3)), { nextMsn: MSN + 2, openParts: 3, targetDurationS: 2 });
+    assert.deepEqual(playlistEdgeOf(playlist(3, 0)), { nextMsn: MSN + 3, openParts: 0, targetDurationS: 2 });
+    const edge = playlistEdgeOf(playlist(2, 3));
     assert.equal(reached(edge, { msn: MSN + 1, part: undefined }), true);
     assert.equal(reached(edge, { msn: MSN + 2, part: undefined }), false, 'without _HLS_part the segment must be complete');
     assert.equal(reached(edge, { msn: MSN + 2, part: 2 }), true);
@@ -54,23 +59,23 @@ describe('BlockingReloads', () => {
   test('one read per poll for every request held on a playlist; each answered once its own part is there', async () => {
     const clock = new FakeClock();
     const holds = new BlockingReloads(clock, limits);
-    let text = windowOf(1, 0);
+    let text = playlist(1, 0);
     let reads = 0;
     const read = () => {
       reads++;
       return Promise.resolve(text);
     };
-    const first = holds.hold('k', '10.0.0.1', read, (t) => reached(edgeOf(t), { msn: MSN + 1, part: 0 }), 6000);
-    const second = holds.hold('k', '10.0.1.1', read, (t) => reached(edgeOf(t), { msn: MSN + 1, part: 1 }), 6000);
+    const first = holds.hold('k', '10.0.0.1', read, (t) => reached(playlistEdgeOf(t), { msn: MSN + 1, part: 0 }), 6000);
+    const second = holds.hold('k', '10.0.1.1', read, (t) => reached(playlistEdgeOf(t), { msn: MSN + 1, part: 1 }), 6000);
     clock.advance(50);
     await new Promise((r) => setImmediate(r));
     assert.equal(reads, 1, 'both requests share one read');
     assert.equal(holds.holding, 2);
-    text = windowOf(1, 1);
+    text = playlist(1, 1);
     clock.advance(50);
     assert.equal((await first).kind, 'ready');
     assert.equal(holds.holding, 1, 'the second still waits for its part');
-    text = windowOf(1, 2);
+    text = playlist(1, 2);
     clock.advance(50);
     const answered = await second;
     assert.equal(answered.kind, 'ready');
@@ -80,7 +85,7 @@ describe('BlockingReloads', () => {
   test('a part that never comes is answered at the time limit; a client that leaves frees its slot', async () => {
     const clock = new FakeClock();
     const holds = new BlockingReloads(clock, limits);
-    const read = () => Promise.resolve(windowOf(1, 0));
+    const read = () => Promise.resolve(playlist(1, 0));
     const never = holds.hold('k', '10.0.0.1', read, () => false, 6000);
     const left = new AbortController();
     const leaving = holds.hold('k', '10.0.0.2', read, () => false, 6000, left.signal);
@@ -98,7 +103,7 @@ describe('BlockingReloads', () => {
   test('abuse: one client network cannot hold more than its share, nor everyone more than the instance cap', async () => {
     const clock = new FakeClock();
     const holds = new BlockingReloads(clock, limits);
-    const read = () => Promise.resolve(windowOf(1, 0));
+    const read = () => Promise.resolve(playlist(1, 0));
     const held = [holds.hold('k', '10.0.0.1', read, () => false, 6000), holds.hold('k', '10.0.0.200', read, () => false, 6000)];
     // Another address of the same /24 buys nothing more.
     assert.deepEqual(await holds.hold('k', '10.0.0.77', read, () => false, 6000), { kind: 'full', scope: 'network' });
@@ -111,11 +116,14 @@ describe('BlockingReloads', () => {
   });
 });
 
-/** A live library over one mutable window. */
-class OneWindowLibrary implements LiveLibrary {
-  text = windowOf(1, 0);
-  find(owner: string, slicerId: string): Promise<LiveWindow | undefined> {
-    return Promise.resolve({ owner, slicerId, dir: this.dirOf(owner, slicerId), state: this.text });
+/** A live library over one mutable media playlist. */
+class OnePlaylistLibrary implements LiveLibrary {
+  text = playlist(1, 0);
+  find() {
+    return Promise.resolve(undefined);
+  }
+  playlist(_owner: string, _slicer: string, name: string): Promise<string | undefined> {
+    return Promise.resolve(name === 'media_main' ? this.text : undefined);
   }
   dirOf(owner: string, slicerId: string): string {
     return `/nonexistent/live/${owner}/${slicerId}`;
@@ -130,7 +138,7 @@ describe('blocking reloads of a live session', () => {
     const directory = { signingKeys: () => Promise.resolve(null) } as unknown as PlaybackDirectory;
     const refusals = new PlaybackRefusals({ ids: sequentialIds(), directory, library, events });
     const tokens = new SessionTokens(Buffer.alloc(32, 9));
-    const live = new OneWindowLibrary();
+    const live = new OnePlaylistLibrary();
     const blocking = new BlockingReloads(clock, { total: 10_000, perNetwork, prefixes: { ipv4Prefix: 24, ipv6Prefix: 64 } });
     const sessions = new PlaybackSessionService({ clock, library, live, tokens, directory: NO_SHARES, maxLifetimeMs: 6 * 3600_000, events, firsts: new SessionFirsts(), refusals, blocking });
     const token = (session: string) => tokens.sign({ owner: OWNER, library: OWNER, assetId: SLICER, session, requestedAt: clock.now(), expiresAt: Math.floor(clock.now() / 1000) + 600, plan: {}, live: true });
@@ -157,7 +165,7 @@ describe('blocking reloads of a live session', () => {
     clock.advance(200);
     assert.equal(await settled(answer), false, 'held while the part does not exist');
     assert.equal(events.events.filter((e) => e.type === 'manifest').length, 0);
-    live.text = windowOf(1, 1);
+    live.text = playlist(1, 1);
     clock.advance(50);
     const a = (await answer) as { kind: string; text: string };
     assert.equal(a.kind, 'playlist');
@@ -169,23 +177,6 @@ describe('blocking reloads of a live session', () => {
     assert.equal(await settled(get(`?_HLS_msn=${MSN + 1}&_HLS_part=0`)), true);
     assert.equal(await settled(get('')), true);
     assert.equal(events.events.filter((e) => e.type === 'manifest').length, 1, 'still one manifest per session');
-  });
-
-  test('an event past its reconnect grace: its playlist ends (EXT-X-ENDLIST, no part) and a blocking reload is answered at once (issue 37)', async () => {
-    const { clock, live, blocking, get } = setup();
-    live.text = liveWindowOf({ msn: MSN, complete: 3, open: 0, state: 'reconnecting', endedAtMs: clock.now(), graceMs: 4_000 });
-    const within = (await get('')) as { kind: string; text: string };
-    assert.equal(within.kind, 'playlist');
-    assert.doesNotMatch(within.text, /ENDLIST/, 'within the grace the encoder may come back');
-    const waiting = get(`?_HLS_msn=${MSN + 3}`);
-    await holding(blocking, 1);
-    clock.advance(4_050);
-    const ended = (await waiting) as { kind: string; text: string };
-    assert.equal(ended.kind, 'playlist', 'the held reload is answered once the event ended, not at its time limit');
-    assert.match(ended.text, /#EXT-X-ENDLIST\n$/);
-    assert.doesNotMatch(ended.text, /#EXT-X-PART:|#EXT-X-PRELOAD-HINT/);
-    const later = (await get(`?_HLS_msn=${MSN + 3}&_HLS_part=0`)) as { kind: string; text: string };
-    assert.match(later.text, /#EXT-X-ENDLIST\n$/, 'and at once after');
   });
 
   test('503 with Retry-After after three target durations; 400 far past the edge or _HLS_part alone', async () => {
@@ -214,7 +205,7 @@ describe('blocking reloads of a live session', () => {
     assert.deepEqual([over.kind, over.error.status, over.retryAfterS], ['problem', 429, 1]);
     const other = get(`?_HLS_msn=${MSN + 1}&_HLS_part=0`, { session: 's-10', clientIp: '192.0.2.1' });
     await holding(blocking, 5);
-    live.text = windowOf(1, 1);
+    live.text = playlist(1, 1);
     clock.advance(50);
     for (const a of [...mine, other]) assert.equal((await a).kind, 'playlist');
     assert.equal(blocking.holding, 0);

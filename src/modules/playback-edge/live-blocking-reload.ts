@@ -1,5 +1,4 @@
 import type { Clock } from '../../platform/clock.js';
-import type { LiveEdge } from '../../platform/media/live-window.js';
 import { clientNetworkOf, type ClientNetworkPrefixes } from '../../platform/net/address-class.js';
 
 /**
@@ -18,8 +17,37 @@ export interface ReloadTarget {
   part: number | undefined;
 }
 
-/** Whether a rendition's live edge (from the live window contract) satisfies a blocking request. */
-export const reached = (edge: LiveEdge, want: ReloadTarget): boolean =>
+/** The live edge of a media playlist: the first msn not complete yet, its parts so far, the target duration. */
+export interface PlaylistEdge {
+  nextMsn: number;
+  openParts: number;
+  targetDurationS: number;
+}
+
+/** Reads the live edge of a media playlist from its text (no full parse: a playlist is read on every poll). */
+export function playlistEdgeOf(text: string): PlaylistEdge {
+  let first = 0;
+  let complete = 0;
+  let openParts = 0;
+  let targetDurationS = 2;
+  let inf = false;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('#EXT-X-MEDIA-SEQUENCE:')) first = Number(line.slice(22)) || 0;
+    else if (line.startsWith('#EXT-X-TARGETDURATION:')) targetDurationS = Number(line.slice(22)) || targetDurationS;
+    else if (line.startsWith('#EXT-X-PART:')) openParts++;
+    else if (line.startsWith('#EXTINF')) inf = true;
+    else if (line !== '' && !line.startsWith('#') && inf) {
+      complete++;
+      openParts = 0;
+      inf = false;
+    }
+  }
+  return { nextMsn: first + complete, openParts, targetDurationS };
+}
+
+/** Whether a playlist's edge satisfies a blocking request. */
+export const reached = (edge: PlaylistEdge, want: ReloadTarget): boolean =>
   want.msn < edge.nextMsn || (want.part !== undefined && want.msn === edge.nextMsn && want.part < edge.openParts);
 
 /** `_HLS_msn` / `_HLS_part` of a playlist request: none, a target, or why they are not valid. */

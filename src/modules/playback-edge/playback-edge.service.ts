@@ -112,7 +112,7 @@ export class PlaybackEdgeService {
       ...(checked.content.kind === 'live' ? { live: true } : {}),
     };
     const token = this.deps.tokens.sign(grant);
-    const playlist = checked.content.kind === 'live' ? liveMultivariantOf(token, checked.content.live.state) : multivariantOf(token, grant, checked.content.asset, ads?.assets ?? []);
+    const playlist = checked.content.kind === 'live' ? liveMultivariantOf(token, checked.content.live.index) : multivariantOf(token, grant, checked.content.asset, ads?.assets ?? []);
     if (call.method === 'HEAD') await releaseClaims(checked.claims, (error) => this.deps.onError?.('a single-use claim could not be given back', error));
     else this.deps.events.emit([{ type: 'request', owner: checked.owner, asset_id: call.contentId, session_id: session, ts }]);
     this.deps.onOutcome?.(null);

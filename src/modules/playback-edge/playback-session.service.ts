@@ -4,10 +4,9 @@ import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import type { CmcdSignals } from './cmcd.js';
 import type { EdgeEvent } from './edge-events.js';
-import { eventStateOf, hasPart, liveEdgeOf, renditionOf, type LiveRendition, type LiveWindowState } from '../../platform/media/live-window.js';
-import { reached, reloadTargetOf, type BlockingReloads, type HoldResult, type ReloadTarget } from './live-blocking-reload.js';
+import { playlistEdgeOf, reached, reloadTargetOf, type BlockingReloads, type HoldResult, type ReloadTarget } from './live-blocking-reload.js';
 import type { LiveLibrary } from './live-library.js';
-import { liveFileKind, liveVariantOf } from './live-session.js';
+import { LIVE_PART_FILE, liveFileKind, liveVariantOf } from './live-session.js';
 import type { MediaLibrary, PackagedAsset } from './media-library.js';
 import { mayPlayAcross, type PlaybackDirectory } from './playback-catalog.js';
 import type { PackagedRendition } from '../../platform/media/packaged-manifest.js';
@@ -59,18 +58,6 @@ export interface SessionCall extends ViewerCall {
 
 /** What a session request is, for metrics: a variant playlist, a file of the content or of an ad, or no session path. */
 export type SessionRequestKind = 'variant' | 'content' | 'ad' | 'unknown';
-
-/** A rendition of a live window as it stands, with the window's state (whether the event ended). */
-interface LiveNow {
-  state: LiveWindowState;
-  rendition: LiveRendition;
-}
-
-async function liveRenditionOf(live: LiveLibrary, grant: SessionGrant, name: string): Promise<LiveNow | undefined> {
-  const window = await live.find(grant.library, grant.assetId);
-  const rendition = window && renditionOf(window.state, name);
-  return window && rendition ? { state: window.state, rendition } : undefined;
-}
 
 const queryOf = (url: string): URLSearchParams => {
   const q = url.indexOf('?');
@@ -202,22 +189,20 @@ export class PlaybackSessionService {
     const live = this.deps.live;
     const event = grant.assetId.slice(0, 64);
     if (path.kind === 'variant') {
-      let now = live ? await liveRenditionOf(live, grant, path.rendition) : undefined;
-      if (now === undefined || !live) return this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts);
+      let playlist = await live?.playlist(grant.library, grant.assetId, path.rendition);
+      if (playlist === undefined || !live) return this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts);
       const target = reloadTargetOf(queryOf(call.url));
       if (typeof target === 'string') return { kind: 'problem', error: new AppError('bad_request', `${target} (RFC 8216bis blocking playlist reload)`) };
       if (target !== undefined) {
-        const held = await this.blockingReload(call, grant, live, path.rendition, now, target);
+        const held = await this.blockingReload(call, grant, live, path.rendition, playlist, target);
         if (held.kind !== 'ready') return held.kind === 'gone' ? this.refuse(call, grant, 'variant', failure(999, 404, `live event ${event} has no live rendition ${path.rendition}`), ts) : held;
-        now = held.value;
+        playlist = held.value;
       }
       if (call.method === 'GET' && this.deps.firsts.first(grant.owner, grant.session, 'manifest')) {
         this.emit(grant, { type: 'manifest', latency_ms: Math.max(0, ts - grant.requestedAt) }, ts);
       }
       this.deps.onOutcome?.('variant', null);
-      // An event past its reconnect grace ends its playlist (EXT-X-ENDLIST): players stop reloading.
-      const ended = eventStateOf(now.state, this.deps.clock.now()) === 'ended';
-      return { kind: 'playlist', text: liveVariantOf(now.rendition, ended), live: true };
+      return { kind: 'playlist', text: liveVariantOf(playlist), live: true };
     }
     const fileKind = path.kind === 'content' ? liveFileKind(path.file) : undefined;
     if (!live || path.kind !== 'content' || fileKind === undefined) return this.refuse(call, grant, kindOf(call.path), failure(999, 404, 'no such file in this live session'), ts);
@@ -242,37 +227,41 @@ export class PlaybackSessionService {
 
   /**
    * A blocking reload (`_HLS_msn`, `_HLS_part`): the playlist once it holds the segment or part
-   * asked for (or the event ended), held at most three target durations (then 503), within the caps of held requests.
+   * asked for, held at most three target durations (then 503), within the caps of held requests.
    */
-  private async blockingReload(call: SessionCall, grant: SessionGrant, live: LiveLibrary, name: string, now: LiveNow, target: ReloadTarget): Promise<{ kind: 'ready'; value: LiveNow } | { kind: 'gone' } | Problem> {
-    const edge = liveEdgeOf(now.rendition);
-    const over = (n: LiveNow) => reached(liveEdgeOf(n.rendition), target) || eventStateOf(n.state, this.deps.clock.now()) === 'ended';
-    if (over(now)) return { kind: 'ready', value: now };
+  private async blockingReload(call: SessionCall, grant: SessionGrant, live: LiveLibrary, rendition: string, now: string, target: ReloadTarget): Promise<{ kind: 'ready'; value: string } | { kind: 'gone' } | Problem> {
+    const edge = playlistEdgeOf(now);
+    if (reached(edge, target)) return { kind: 'ready', value: now };
     // RFC 8216bis 6.2.5.2: more than two segments ahead is a client error, answered at once.
     if (target.msn > edge.nextMsn + 2) return { kind: 'problem', error: new AppError('bad_request', `_HLS_msn ${target.msn} is more than two segments past the live edge (${edge.nextMsn}) of this playlist`) };
     const blocking = this.deps.blocking;
     if (!blocking) return { kind: 'ready', value: now };
-    const key = `${live.dirOf(grant.library, grant.assetId)}/${now.rendition.name}`;
-    const held = await blocking.hold(key, call.clientIp, () => liveRenditionOf(live, grant, name), over, edge.targetDurationS * 3000, call.signal);
+    const key = `${live.dirOf(grant.library, grant.assetId)}/${rendition}`;
+    const read = () => live.playlist(grant.library, grant.assetId, rendition);
+    const held = await blocking.hold(key, call.clientIp, read, (text) => reached(playlistEdgeOf(text), target), edge.targetDurationS * 3000, call.signal);
     return held.kind === 'ready' || held.kind === 'gone' ? held : (unheld(held) as Problem);
   }
 
   /**
-   * The part the window announces as its EXT-X-PRELOAD-HINT, asked for before it exists (RFC
-   * 8216bis 6.2.6: the server holds it): once the window publishes it the file is served; should
-   * the window move on without it (the encoder stopped), it is a 404 as any file the window does
-   * not hold. Undefined: serve it now.
+   * A part announced by EXT-X-PRELOAD-HINT, asked for before it exists (RFC 8216bis 6.2.6: the
+   * server holds it): once its playlist lists it the file is served; a part that never comes (its
+   * segment ended first) is a 404 as any file the window does not hold. Undefined: serve it now.
    */
   private async awaitHintedPart(call: SessionCall, grant: SessionGrant, live: LiveLibrary, file: string): Promise<SessionAnswer | undefined> {
+    const part = LIVE_PART_FILE.exec(file);
     const blocking = this.deps.blocking;
-    if (!blocking || call.method !== 'GET') return undefined;
-    const window = await live.find(grant.library, grant.assetId);
-    const hinted = window?.state.renditions.find((r) => r.preload_hint === file);
-    if (!window || !hinted) return undefined;
-    if (await exists(join(window.dir, file))) return undefined;
-    const read = () => liveRenditionOf(live, grant, hinted.name);
-    const published = (n: LiveNow) => hasPart(n.rendition, file) || n.rendition.preload_hint !== file;
-    const held = await blocking.hold(`${window.dir}/${hinted.name}`, call.clientIp, read, published, hinted.target_duration_s * 3000, call.signal);
+    if (!part || !blocking || call.method !== 'GET') return undefined;
+    const dir = live.dirOf(grant.library, grant.assetId);
+    if (await exists(join(dir, file))) return undefined;
+    const rendition = `media_${part[1] as string}`;
+    const read = () => live.playlist(grant.library, grant.assetId, rendition);
+    const now = await read();
+    if (now === undefined) return undefined;
+    const edge = playlistEdgeOf(now);
+    const msn = Number(part[2]);
+    // Only the next part of the open segment is waited for; anything else is answered as it stands.
+    if (msn !== edge.nextMsn || Number(part[3]) !== edge.openParts) return undefined;
+    const held = await blocking.hold(`${dir}/${rendition}`, call.clientIp, read, (text) => text.includes(`"${file}"`) || playlistEdgeOf(text).nextMsn > msn, edge.targetDurationS * 3000, call.signal);
     return unheld(held);
   }
 

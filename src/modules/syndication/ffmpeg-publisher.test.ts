@@ -9,8 +9,6 @@ import { Registry } from 'prom-client';
 import { FakeClock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import type { MediaProcessOptions, MediaProcessResult } from '../../platform/media/media-process.js';
-import { LIVE_WINDOW_FILE } from '../../platform/media/live-window.js';
-import { liveWindowOf } from '../../platform/media/live-window.test-support.js';
 import { livePlaylistPath } from '../../platform/media/media-layout.js';
 import { createOutbound } from '../../platform/net/outbound.js';
 import { parseCallbackAllowList } from '../../platform/net/callback-allowlist.js';
@@ -67,8 +65,6 @@ describe('FfmpegPublisher supervision (fake clock, fake ffmpeg)', () => {
     const playlist = livePlaylistPath(mediaRoot, 'ws1', 'slicer-1');
     mkdirSync(dirname(playlist), { recursive: true });
     writeFileSync(playlist, '#EXTM3U\n');
-    // A live window is there when its writer published its contract beside the index.
-    writeFileSync(join(dirname(playlist), LIVE_WINDOW_FILE), JSON.stringify(liveWindowOf({ msn: 1, complete: 1, open: 0 })));
     publisher = new FfmpegPublisher({
       ffmpeg: () => 'ffmpeg',
       mediaRoot,

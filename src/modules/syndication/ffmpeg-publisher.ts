@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { killMarkedProcess } from '../../platform/media/process-marker.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -7,8 +8,7 @@ import type { Logger } from '../../platform/logger.js';
 import { runMediaProcess, type ProcessRunner } from '../../platform/media/media-process.js';
 import { SupervisedProcess, type EndRun, type ProcessLaunch } from '../../platform/media/supervised-process.js';
 import { defaultRestartSettings, type RestartSettings } from '../../platform/media/supervision-policy.js';
-import { liveIndexPathOf } from '../../platform/media/live-window.js';
-import { isSafePathId, liveDir } from '../../platform/media/media-layout.js';
+import { isSafePathId, livePlaylistPath } from '../../platform/media/media-layout.js';
 import type { PublishJob, PublishOutcome, Publisher } from './publisher.js';
 import { openPushOutput, pushArgs } from './push-output.js';
 import { planPush, scrub, secretsOfPlan, type PlatformIngest, type PushPlan } from './push-plan.js';
@@ -124,7 +124,7 @@ export class FfmpegPublisher implements Publisher {
   }
 
   private assertLive(job: PublishJob): void {
-    if (!isSafePathId(job.contentId) || liveIndexPathOf(liveDir(this.deps.mediaRoot, job.workspaceId, job.contentId)) === undefined) {
+    if (!isSafePathId(job.contentId) || !existsSync(livePlaylistPath(this.deps.mediaRoot, job.workspaceId, job.contentId))) {
       throw new AppError('content_not_live', `Content ${job.contentId} is not live: no managed slicer of this workspace with that id writes a live window`);
     }
   }
@@ -250,9 +250,8 @@ class Push {
   /** One run's launch: the live window as input, the destination checked, its output opened; else why not. */
   private async prepare(end: EndRun, signal: AbortSignal): Promise<ProcessLaunch | string> {
     const { job, plan, deps } = this;
-    // ffmpeg reads the window as a player does, from the index its writer rendered.
-    const input = liveIndexPathOf(liveDir(deps.mediaRoot, job.workspaceId, job.contentId));
-    if (input === undefined) return `content ${job.contentId} is not live (no live window)`;
+    const input = livePlaylistPath(deps.mediaRoot, job.workspaceId, job.contentId);
+    if (!existsSync(input)) return `content ${job.contentId} is not live (no live window)`;
     const verdict = await deps.outbound.admit(plan.host, plan.port);
     if (!verdict.ok) {
       this.refused = true;

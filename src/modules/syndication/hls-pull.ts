@@ -2,13 +2,18 @@ import { timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../../platform/errors.js';
-import { renderLiveMediaPlaylist, renderLiveMultivariant } from '../../platform/media/live-playlist.js';
-import { eventStateOf, readLiveWindow, renditionOf } from '../../platform/media/live-window.js';
 import { isSafePathId, LIVE_INDEX_FILE, liveDir } from '../../platform/media/media-layout.js';
 import * as repo from './syndication.repository.js';
 
-/** What a pull URL serves: a playlist rendered from the live window's state (never cached), or a file of the window. */
-export type PulledFile = { kind: 'playlist'; text: string } | { kind: 'file'; path: string; contentType: string };
+/** A file of the live window a pull URL serves. */
+export interface PulledFile {
+  path: string;
+  contentType: string;
+  /** Playlists change every segment: never cached. */
+  playlist: boolean;
+  /** The window's multivariant playlist (`playlist.m3u8`), whose variants are described from the window when served. */
+  multivariant: boolean;
+}
 
 const CONTENT_TYPES: Record<string, string> = {
   m3u8: 'application/vnd.apple.mpegurl',
@@ -18,21 +23,21 @@ const CONTENT_TYPES: Record<string, string> = {
   aac: 'audio/aac',
   vtt: 'text/vtt',
 };
-/** Names the live window holds: playlists and segments. */
-const FILE_NAME = /^[A-Za-z0-9_-]{1,128}\.([a-z0-9]{2,4})$/;
+/** Names the live window holds: playlists and segments, in the window or one rendition folder down. */
+const FILE_NAME = /^([A-Za-z0-9_-]{1,64}\/)?[A-Za-z0-9_-]{1,128}\.([a-z0-9]{2,4})$/;
 
 const notFound = () => new AppError('not_found', 'No such pull stream: the URL is unknown, or its target publishes nothing at the moment');
 
 /**
  * The generated pull URL of a Custom hls target (`/syndication-pull/<target id>/<token>/playlist.m3u8`):
  * while one of the target's schedules is active, it serves that content's live window
- * (`playlist.m3u8` is the window's multivariant playlist; the playlists, rendered from the window's
- * state, name files by relative URIs that resolve under the same path). The random token, compared in constant time with the one generated at the first start, is
+ * (`playlist.m3u8` is the window's `index.m3u8`; the playlists' relative URIs resolve under the same
+ * path). The random token, compared in constant time with the one generated at the first start, is
  * the credential; anything else is 404 without saying which part was wrong.
  */
-export async function resolvePull(db: repo.SyndicationDb, mediaRoot: string, targetId: string, token: string, file: string, nowMs: number): Promise<PulledFile> {
+export async function resolvePull(db: repo.SyndicationDb, mediaRoot: string, targetId: string, token: string, file: string): Promise<PulledFile> {
   const match = FILE_NAME.exec(file);
-  const extension = match?.[1];
+  const extension = match?.[2];
   const contentType = extension === undefined ? undefined : CONTENT_TYPES[extension];
   if (contentType === undefined) throw notFound();
   const target = await repo.findPullTarget(db, targetId);
@@ -40,19 +45,11 @@ export async function resolvePull(db: repo.SyndicationDb, mediaRoot: string, tar
   if (!target || expected === undefined || !sameToken(expected, token)) throw notFound();
   const content = await repo.findActiveContentOfTarget(db, target.workspace_id, targetId);
   if (content === undefined || !isSafePathId(content)) throw notFound();
-  const dir = liveDir(mediaRoot, target.workspace_id, content);
-  const window = await readLiveWindow(dir);
-  if (!window) throw notFound();
-  if (file === 'playlist.m3u8' || file === LIVE_INDEX_FILE) return { kind: 'playlist', text: renderLiveMultivariant(window) };
-  if (extension === 'm3u8') {
-    const rendition = renditionOf(window, file.slice(0, -'.m3u8'.length));
-    if (!rendition) throw notFound();
-    return { kind: 'playlist', text: `${renderLiveMediaPlaylist(rendition, { ended: eventStateOf(window, nowMs) === 'ended' })}\n` };
-  }
-  const path = join(dir, file);
+  const multivariant = file === 'playlist.m3u8' || file === LIVE_INDEX_FILE;
+  const path = join(liveDir(mediaRoot, target.workspace_id, content), multivariant ? LIVE_INDEX_FILE : file);
   const found = await stat(path).catch(() => undefined);
   if (!found?.isFile()) throw notFound();
-  return { kind: 'file', path, contentType };
+  return { path, contentType, playlist: extension === 'm3u8', multivariant };
 }
 
 function sameToken(expected: string, given: string): boolean {

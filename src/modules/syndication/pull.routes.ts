@@ -1,9 +1,11 @@
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import type { Clock } from '../../platform/clock.js';
 import { problemResponses } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
+import { LiveStreamDescriber } from '../../platform/media/live-stream-inf.js';
 import { resolvePull } from './hls-pull.js';
 import type { SyndicationDb } from './syndication.repository.js';
 
@@ -17,7 +19,8 @@ const PullParams = Type.Object({
  * `GET /syndication-pull/<target id>/<token>/<file>`: the generated pull URL of a Custom hls target
  * (outside /api/v4: players fetch it as is, so the token in the path is the credential).
  */
-export async function pullRoutes(app: App, deps: { db: SyndicationDb; mediaRoot: string; clock: Clock }): Promise<void> {
+export async function pullRoutes(app: App, deps: { db: SyndicationDb; mediaRoot: string }): Promise<void> {
+  const describer = new LiveStreamDescriber();
   app.get('/syndication-pull/:target_id/:token/*', {
     config: { auth: 'none' },
     exposeHeadRoute: false,
@@ -33,11 +36,14 @@ export async function pullRoutes(app: App, deps: { db: SyndicationDb; mediaRoot:
     },
   }, async (request, reply) => {
     const { target_id: targetId, token, '*': file } = request.params;
-    const found = await resolvePull(deps.db, deps.mediaRoot, targetId, token, file, deps.clock.now());
-    reply.header('access-control-allow-origin', '*');
-    // Playlists change every part: rendered from the live window's state, never cached.
-    if (found.kind === 'playlist') return reply.header('content-type', 'application/vnd.apple.mpegurl').header('cache-control', 'no-cache').send(found.text);
+    const found = await resolvePull(deps.db, deps.mediaRoot, targetId, token, file);
+    reply.header('content-type', found.contentType).header('access-control-allow-origin', '*');
+    if (found.playlist) {
+      const text = await readFile(found.path, 'utf8');
+      // The window's index.m3u8 as ffmpeg wrote it misdescribes a passthrough stream: described from the window instead.
+      return reply.header('cache-control', 'no-cache').send(found.multivariant ? await describer.describeIndex(dirname(found.path), text) : text);
+    }
     // A segment: streamed as bytes (the typed reply only knows the playlist's string).
-    return (reply as FastifyReply).header('content-type', found.contentType).header('cache-control', 'max-age=60').send(createReadStream(found.path));
+    return (reply as FastifyReply).header('cache-control', 'max-age=60').send(createReadStream(found.path));
   });
 }

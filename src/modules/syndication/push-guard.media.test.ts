@@ -2,11 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { LIVE_WINDOW_FILE } from '../../platform/media/live-window.js';
-import { liveWindowOf } from '../../platform/media/live-window.test-support.js';
+import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { systemClock } from '../../platform/clock.js';
 import { mediaRootOf } from '../../platform/media/media-root.js';
@@ -47,8 +45,6 @@ describe('pushes to refused destinations never connect (M8, through the runtime)
       '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=10:duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '10', '-pix_fmt', 'yuv420p',
       '-f', 'hls', '-hls_segment_type', 'fmp4', '-hls_time', '1', '-hls_list_size', '0', playlist,
     ]);
-    // Its contract beside it, as the one writer leaves it (a window is live when both are there).
-    writeFileSync(join(dirname(playlist), LIVE_WINDOW_FILE), JSON.stringify(liveWindowOf({ msn: 0, complete: 3, open: 0 })));
     tcp = createServer((socket) => {
       accepted.push(socket);
       socket.on('error', () => undefined);

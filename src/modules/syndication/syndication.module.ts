@@ -154,7 +154,7 @@ export function createSyndicationModule(deps: SyndicationModuleDeps, overrides: 
     parts: {
       name: 'syndication',
       apiRoutes: (api) => syndicationRoutes(api, { targets, schedules, clippingProfiles, regions }),
-      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot, clock }),
+      rootRoutes: (root) => pullRoutes(root, { db, mediaRoot }),
       work: [work],
       workspaceData: [
         {

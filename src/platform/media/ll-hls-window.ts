@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stringify, types } from 'hls-parser';
 import type { Clock } from '../clock.js';
 import type { Fmp4Fragment, Fmp4Init } from './fmp4-fragments.js';
-import { frameRateOf, type Fmp4Track } from './fmp4-tracks.js';
-import { renderLiveMediaPlaylist } from './live-playlist.js';
-import type { LiveRendition } from './live-window.js';
+
+const { MediaPlaylist, Segment, PartialSegment, MediaInitializationSection } = types;
 
 /** The LL-HLS shape of a live rendition: segment and part targets, the window's length. */
 export interface LowLatencyShape {
@@ -43,10 +43,6 @@ export interface LowLatencyWindowOptions extends LowLatencyShape {
   /** The rendition: `media_<name>.m3u8`, `init_<name>.mp4`, `seg_<name>_<msn>.m4s`, `seg_<name>_<msn>_p<n>.m4s`. */
   name: string;
   clock: Clock;
-  /** The profile's bit rate of this rendition (bits/s): BANDWIDTH is never declared below it. */
-  declaredBandwidth?: number;
-  /** Called after each change of the window (its playlist written): the output publishes `live.json`. Must not throw. */
-  onChange?: () => void;
   /** Called with each segment once its file is complete, before any file leaves the window (recording). Must not throw. */
   onSegment?: (segment: ClosedSegment) => Promise<void>;
 }
@@ -76,9 +72,6 @@ interface Run {
   serial: number;
   initUri: string;
   anchor: { wallMs: number; mediaS: number } | undefined;
-  /** Its tracks (CODECS, RESOLUTION) and video frame rate, as its init segment and first fragment say. */
-  tracks: Fmp4Track[];
-  frameRate: number | undefined;
 }
 
 interface WindowSegment {
@@ -90,7 +83,6 @@ interface WindowSegment {
   /** Media time of its first frame; its EXT-X-PROGRAM-DATE-TIME is this on the ingest clock (`wallTimeOf`). */
   startS: number;
   durationS: number;
-  bytes: number;
   parts: ListedPart[];
   /**
    * False once a fragment of it was longer than the part target (a gap in the source's
@@ -100,14 +92,14 @@ interface WindowSegment {
   partsListed: boolean;
 }
 
-interface OpenSegment extends Omit<WindowSegment, 'durationS' | 'bytes'> {
+/** The playlist lines of a settled segment (no parts listed any more), kept while its run's anchor holds. */
+interface RenderedSegment {
+  anchorMs: number;
+  text: string;
+}
+
+interface OpenSegment extends Omit<WindowSegment, 'durationS'> {
   endS: number;
-  /**
-   * Seconds of media it holds: its fragments' durations added up. A segment's length is measured
-   * by this, not by its timestamps, which a source may restart (a looping playout): a segment
-   * measured from timestamps that went back never reaches its length and never closes.
-   */
-  spanS: number;
   bytes: Buffer[];
   size: number;
 }
@@ -121,15 +113,21 @@ export function runStartNumber(nowMs: number, after: number | undefined): number
 
 const fixed = (n: number) => Math.round(n * 100000) / 100000;
 
+/** The first line of a segment in hls-parser's output. */
+const SEGMENT_LINE = /^#(EXT-X-DISCONTINUITY|EXT-X-MAP|EXT-X-PROGRAM-DATE-TIME|EXTINF|EXT-X-PART:)/;
+
+/** Segments listed through hls-parser at the live edge; older ones are settled and their lines cached. */
+const TAIL_SEGMENTS = 4;
+
 /**
  * One live rendition written as an LL-HLS window (RFC 8216bis) from the fragments of ffmpeg's
  * fragmented MP4: each fragment is a partial segment (its own file, EXT-X-PART), a segment is
  * the concatenation of its parts (written whole once it ends, EXTINF as usual, so players that
  * do not speak LL-HLS read the same playlist), the next part is announced (EXT-X-PRELOAD-HINT),
  * and every segment carries EXT-X-PROGRAM-DATE-TIME from the ingest clock (the wall-clock time
- * the run's first fragment arrived, then media time). After each part the window's state
- * (`snapshot`, the live window contract) changes and its playlist is rendered from it to a
- * temporary file renamed over it; `onChange` then lets the output publish `live.json`. Segments leaving the window (the last
+ * the run's first fragment arrived, then media time). The playlist is written after each part, to
+ * a temporary file renamed over it: the last segments with hls-parser, the settled ones (a DVR
+ * window holds thousands) from lines cached per segment. Segments leaving the window (the last
  * `windowSegments`, or `dvrWindowS` of them) are deleted with their parts; parts older than the
  * last `windowSegments` segments are deleted earlier (they are listed near the edge only).
  *
@@ -154,26 +152,18 @@ export class LowLatencyWindow {
   private discontinuitySequence = 0;
   /** Files of the previous run, deleted once this run has a segment of its own. */
   private stale: string[] = [];
+  /** Settled segments' playlist lines, by media sequence number. */
+  private readonly rendered = new Map<number, RenderedSegment>();
   private readonly dvrWindowS: number;
   /** A hard bound on the segments listed, whatever their durations. */
   private readonly maxSegments: number;
 
   constructor(private readonly options: LowLatencyWindowOptions) {
-    this.run = { serial: 0, initUri: `init_${options.name}.mp4`, anchor: undefined, tracks: [], frameRate: undefined };
+    this.run = { serial: 0, initUri: `init_${options.name}.mp4`, anchor: undefined };
     this.targetS = Math.ceil(options.segmentTargetS);
     this.dvrWindowS = options.dvrWindowS ?? 0;
     // A segment lasts at least 90 % of the target unless the size bound closed it: twice the segments a DVR window of full ones needs.
     this.maxSegments = options.windowSegments + Math.ceil((2 * this.dvrWindowS) / options.segmentTargetS);
-  }
-
-  /** Whether a run of ffmpeg writes the window now. */
-  get isRunning(): boolean {
-    return this.running;
-  }
-
-  /** Clock ms the last run ended; undefined while one runs (or before the first). */
-  get lastEndedAt(): number | undefined {
-    return this.endedAt;
   }
 
   /** Whether a segment of this run is complete. */
@@ -199,7 +189,7 @@ export class LowLatencyWindow {
     this.endedAt = undefined;
     if (continued) {
       const msn = this.nextMsn;
-      this.run = { serial: this.run.serial + 1, initUri: `init_${this.options.name}_${msn}.mp4`, anchor: undefined, tracks: init.tracks, frameRate: undefined };
+      this.run = { serial: this.run.serial + 1, initUri: `init_${this.options.name}_${msn}.mp4`, anchor: undefined };
       this.discontinuityPending = true;
     } else {
       const prefix = `seg_${this.options.name}_`;
@@ -208,9 +198,10 @@ export class LowLatencyWindow {
         (f) => (f.startsWith(prefix) && f.endsWith('.m4s')) || (f.startsWith(initPrefix) && f.endsWith('.mp4')),
       );
       this.segments = [];
+      this.rendered.clear();
       this.discontinuityPending = false;
       this.discontinuitySequence = 0;
-      this.run = { serial: this.run.serial + 1, initUri: `init_${this.options.name}.mp4`, anchor: undefined, tracks: init.tracks, frameRate: undefined };
+      this.run = { serial: this.run.serial + 1, initUri: `init_${this.options.name}.mp4`, anchor: undefined };
       this.nextMsn = runStartNumber(this.options.clock.now(), this.lastMsn);
     }
     await this.writeAtomically(this.run.initUri, init.bytes);
@@ -221,12 +212,10 @@ export class LowLatencyWindow {
     if (!this.running) return;
     const open = this.open;
     if (open) {
-      const long = this.endsAtNextKeyframe(open, fragment.startS);
+      const long = fragment.startS - open.startS >= this.options.segmentTargetS * 0.9;
       if ((fragment.independent && long) || open.size + fragment.bytes.length > this.options.maxSegmentBytes) await this.close(open);
     }
     this.observe(fragment);
-    const video = this.run.tracks.find((t) => t.kind === 'video');
-    if (this.run.frameRate === undefined && video) this.run.frameRate = frameRateOf(fragment.bytes, video);
     if (!this.open) {
       // A segment starts on a keyframe: fragments before the run's first one are dropped.
       if (!fragment.independent) return;
@@ -241,7 +230,6 @@ export class LowLatencyWindow {
         partsListed: true,
         startS: fragment.startS,
         endS: fragment.startS,
-        spanS: 0,
         bytes: [],
         size: 0,
       };
@@ -255,13 +243,7 @@ export class LowLatencyWindow {
     current.bytes.push(fragment.bytes);
     current.size += fragment.bytes.length;
     current.endS = Math.max(current.endS, fragment.startS + fragment.durationS);
-    current.spanS += fragment.durationS;
     await this.writePlaylist();
-  }
-
-  /** Whether a keyframe at `atS` ends the open segment (it then holds 90 % of the segment target). */
-  private endsAtNextKeyframe(open: OpenSegment, atS: number): boolean {
-    return Math.max(open.spanS, atS - open.startS) >= this.options.segmentTargetS * 0.9;
   }
 
   /**
@@ -297,8 +279,7 @@ export class LowLatencyWindow {
     this.open = undefined;
     const bytes = Buffer.concat(open.bytes);
     await this.writeAtomically(open.uri, bytes);
-    // Its timestamps' span, or its fragments' durations when the timestamps went back (a restarted source).
-    const durationS = open.endS - open.startS > open.spanS * 1.5 || open.endS - open.startS < open.spanS * 0.5 ? open.spanS : open.endS - open.startS;
+    const durationS = open.endS - open.startS;
     await this.options.onSegment?.({
       rendition: this.options.name,
       uri: open.uri,
@@ -309,10 +290,13 @@ export class LowLatencyWindow {
       startMs: this.wallTimeOf(open.run, open.startS),
     });
     this.targetS = Math.max(this.targetS, Math.ceil(durationS - 0.001));
-    this.segments.push({ msn: open.msn, run: open.run, discontinuity: open.discontinuity, uri: open.uri, durationS, bytes: bytes.length, startS: open.startS, parts: open.parts, partsListed: open.partsListed });
+    this.segments.push({ msn: open.msn, run: open.run, discontinuity: open.discontinuity, uri: open.uri, durationS, startS: open.startS, parts: open.parts, partsListed: open.partsListed });
     // At the workspace's storage quota (mayGrow) the window trims its DVR tail instead of growing.
     const gone = this.segments.splice(0, this.leaving(this.options.mayGrow?.(bytes.length) ?? true));
-    for (const s of gone) if (s.discontinuity) this.discontinuitySequence++;
+    for (const s of gone) {
+      this.rendered.delete(s.msn);
+      if (s.discontinuity) this.discontinuitySequence++;
+    }
     // Parts older than the short window are never listed again: their files go with the segments leaving.
     const partsGone: string[] = [];
     for (const s of this.segments.slice(0, Math.max(0, this.segments.length - this.options.windowSegments))) {
@@ -349,89 +333,98 @@ export class LowLatencyWindow {
     return n;
   }
 
-  /** The rendition as the live window contract describes it (live-window.ts): what `live.json` and the playlist are made from. */
-  snapshot(): LiveRendition {
-    const { name, partTargetS } = this.options;
+  /** The playlist as it stands (tests read it through the file). */
+  render(): string {
+    const { partTargetS } = this.options;
     const listed = this.segments;
-    // Parts are listed for the last three target durations only (RFC 8216bis 6.2.2), and on three
-    // segments at most, the one being written included; their files stay as long as their segment.
+    const tailFrom = Math.max(0, listed.length - TAIL_SEGMENTS);
+    const segments = listed.slice(tailFrom).map(
+      (s) =>
+        new Segment({
+          uri: s.uri,
+          duration: fixed(s.durationS),
+          mediaSequenceNumber: s.msn,
+          discontinuity: s.discontinuity,
+          map: new MediaInitializationSection({ uri: s.run.initUri }),
+          programDateTime: new Date(this.wallTimeOf(s.run, s.startS)),
+          parts: [] as InstanceType<typeof PartialSegment>[],
+        }),
+    );
+    // Parts are listed for the last three target durations only (RFC 8216bis 6.2.2); their files stay as long as their segment.
     // None once the run ended: a playlist that lists parts and ends on a complete segment tells hls.js
     // the next segment continues the same timeline (its implied hint), which a reconnect then breaks
     // with EXT-X-DISCONTINUITY ("discontinuity sequence mismatch", fatal).
-    const open = this.running && this.open?.partsListed ? this.open : undefined;
-    const withParts = new Set<number>();
-    let recent = open ? open.endS - open.startS : 0;
-    for (let i = listed.length - 1, n = open ? 1 : 0; this.running && i >= 0 && n < 3; i--, n++) {
+    const listParts = this.running;
+    const openListed = this.open?.partsListed === true;
+    let recent = openListed && this.open ? this.open.endS - this.open.startS : 0;
+    // And on three segments at most, the one being written included (hls-parser's reading of the same rule).
+    let withParts = openListed ? 1 : 0;
+    for (let i = listed.length - 1; listParts && i >= tailFrom && withParts < 3; i--, withParts++) {
       const s = listed[i] as WindowSegment;
       if (recent + s.durationS > 3 * this.targetS + 0.001) break;
-      if (s.partsListed) withParts.add(s.msn);
+      if (s.partsListed) (segments[i - tailFrom] as InstanceType<typeof Segment>).parts = s.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
       recent += s.durationS;
     }
-    const partsOf = (parts: ListedPart[]) => parts.map((p) => ({ uri: p.uri, duration_s: fixed(p.durationS), independent: p.independent }));
-    const rendition: LiveRendition = {
-      name,
-      playlist: this.playlistFile,
-      target_duration_s: this.targetS,
-      part_target_s: partTargetS,
-      media_sequence: listed[0]?.msn ?? this.open?.msn ?? this.nextMsn,
-      discontinuity_sequence: this.discontinuitySequence,
-      segments: listed.map((s) => ({
-        msn: s.msn,
-        uri: s.uri,
-        init: s.run.initUri,
-        duration_s: fixed(s.durationS),
-        program_date_time_ms: this.wallTimeOf(s.run, s.startS),
-        discontinuity: s.discontinuity,
-        parts: withParts.has(s.msn) ? partsOf(s.parts) : [],
-      })),
-      ...this.description(),
-    };
-    if (open) {
-      rendition.open = { msn: open.msn, init: open.run.initUri, program_date_time_ms: this.wallTimeOf(open.run, open.startS), discontinuity: open.discontinuity, parts: partsOf(open.parts) };
-      // A segment long enough to end closes at the next keyframe, which starts the next segment:
-      // its first part is the one to announce (a next part of this one would never be published).
-      // Should the next fragment not be a keyframe after all, the announced part still comes, later.
-      const due = this.endsAtNextKeyframe(open, open.endS);
-      rendition.preload_hint = due ? `seg_${name}_${open.msn + 1}_p0.m4s` : `seg_${name}_${open.msn}_p${open.parts.length}.m4s`;
+    if (this.open?.partsListed) {
+      const open = this.open;
+      const parts = open.parts.map((p) => new PartialSegment({ hint: false, uri: p.uri, duration: fixed(p.durationS), independent: p.independent }));
+      if (this.running) parts.push(new PartialSegment({ hint: true, uri: `seg_${this.options.name}_${open.msn}_p${open.parts.length}.m4s` }));
+      segments.push(
+        new Segment({
+          mediaSequenceNumber: open.msn,
+          discontinuity: open.discontinuity,
+          map: new MediaInitializationSection({ uri: open.run.initUri }),
+          programDateTime: new Date(this.wallTimeOf(open.run, open.startS)),
+          parts,
+        }),
+      );
     }
-    return rendition;
+    const first = listed[0]?.msn ?? this.open?.msn ?? this.nextMsn;
+    const playlist = new MediaPlaylist({
+      version: 9,
+      independentSegments: true,
+      targetDuration: this.targetS,
+      mediaSequenceBase: first,
+      discontinuitySequenceBase: this.discontinuitySequence,
+      partTargetDuration: partTargetS,
+      // hls-parser's type asks for every attribute; CAN-SKIP-UNTIL (delta updates) is left out, HOLD-BACK is the RFC's default.
+      lowLatencyCompatibility: { canBlockReload: true, partHoldBack: fixed(3 * partTargetS), holdBack: 3 * this.targetS } as { canBlockReload: boolean; canSkipUntil: number; holdBack: number; partHoldBack: number },
+      segments,
+    });
+    const text = stringify(playlist);
+    if (tailFrom === 0) return text;
+    // The settled segments go between the header and the tail hls-parser wrote.
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => SEGMENT_LINE.test(l));
+    const head: string[] = [];
+    let lastMap: string | undefined;
+    for (const s of listed.slice(0, tailFrom)) {
+      const text = this.settled(s, lastMap);
+      head.push(text);
+      lastMap = s.run.initUri;
+    }
+    // hls-parser names the tail's init segment again: left out when it is the one in force.
+    let tail = lines.slice(at);
+    if (tail[0] === `#EXT-X-MAP:URI="${lastMap}"`) tail = tail.slice(1);
+    else if (tail[0] === '#EXT-X-DISCONTINUITY' && tail[1] === `#EXT-X-MAP:URI="${lastMap}"`) tail = [tail[0], ...tail.slice(2)];
+    return [...lines.slice(0, at), ...head, ...tail].join('\n');
   }
 
-  /** The playlist as it stands (tests read it through the file). */
-  render(): string {
-    return renderLiveMediaPlaylist(this.snapshot());
-  }
-
-  /** What the variant holds: CODECS, RESOLUTION from the init segment, FRAME-RATE from a fragment, BANDWIDTH from the window's segments. */
-  private description(): Pick<LiveRendition, 'codecs' | 'resolution' | 'frame_rate' | 'bandwidth' | 'average_bandwidth'> {
-    const d: Pick<LiveRendition, 'codecs' | 'resolution' | 'frame_rate' | 'bandwidth' | 'average_bandwidth'> = {};
-    const { tracks } = this.run;
-    const codecs = tracks.map((t) => t.codec);
-    if (codecs.length > 0 && codecs.every((c) => c !== undefined)) d.codecs = codecs.join(',');
-    const video = tracks.find((t) => t.kind === 'video');
-    if (video?.width && video.height) d.resolution = { width: video.width, height: video.height };
-    if (this.run.frameRate !== undefined) d.frame_rate = this.run.frameRate;
-    let peak = 0;
-    let bits = 0;
-    let seconds = 0;
-    for (const s of this.segments) {
-      // The duration players are told (EXTINF): rates measured from the playlist come out the same.
-      const durationS = fixed(s.durationS);
-      if (durationS <= 0) continue;
-      peak = Math.max(peak, (s.bytes * 8) / durationS);
-      bits += s.bytes * 8;
-      seconds += durationS;
+  /** A settled segment's lines (cached while its run's anchor holds); EXT-X-MAP when its init segment is not `lastMap`. */
+  private settled(s: WindowSegment, lastMap: string | undefined): string {
+    const anchorMs = this.wallTimeOf(s.run, s.startS);
+    let cached = this.rendered.get(s.msn);
+    if (!cached || cached.anchorMs !== anchorMs) {
+      const lines = [`#EXT-X-PROGRAM-DATE-TIME:${new Date(anchorMs).toISOString()}`, `#EXTINF:${fixed(s.durationS)},`, s.uri];
+      cached = { anchorMs, text: lines.join('\n') };
+      this.rendered.set(s.msn, cached);
     }
-    // Never below what the profile declares (its configured rate), which holds before any segment is complete.
-    const bandwidth = Math.max(this.options.declaredBandwidth ?? 0, Math.ceil(peak));
-    if (bandwidth > 0) d.bandwidth = bandwidth;
-    if (seconds > 0 && bits > 0) d.average_bandwidth = Math.ceil(bits / seconds);
-    return d;
+    const prefix = [...(s.discontinuity ? ['#EXT-X-DISCONTINUITY'] : []), ...(lastMap === s.run.initUri ? [] : [`#EXT-X-MAP:URI="${s.run.initUri}"`])];
+    return prefix.length === 0 ? cached.text : `${prefix.join('\n')}\n${cached.text}`;
   }
 
   private async writePlaylist(): Promise<void> {
     await this.writeAtomically(this.playlistFile, this.render());
-    this.options.onChange?.();
   }
 
   private async writeAtomically(file: string, data: Buffer | string): Promise<void> {

@@ -1,4 +1,6 @@
 import type { Clock } from '../../../platform/clock.js';
+import { LiveIndexKeeper } from '../../../platform/media/live-index.js';
+import { LiveStreamDescriber } from '../../../platform/media/live-stream-inf.js';
 import type { ProcessRunner } from '../../../platform/media/media-process.js';
 import type { OperationalEventSink } from '../../../platform/operational-events.js';
 import { LiveRecorder, type RecordingSink } from '../live-recorder.js';
@@ -11,6 +13,29 @@ export const liveWebhooks = (events: OperationalEventSink): LiveConsumerFactory 
   started: () => events.emit(owner, 'live.started', { slicer_id: slicerId, state: 'live' }),
   ended: (state) => events.emit(owner, 'live.ended', { slicer_id: slicerId, state }),
 });
+
+/**
+ * ffmpeg's index.m3u8 names no variant for stream copy of a pushed HLS source: made playable for
+ * every reader of the window (LiveIndexKeeper), checked on each progress of the encoder.
+ */
+export const windowIndexKeeper = (log: RunnerLog): LiveConsumerFactory => {
+  const describer = new LiveStreamDescriber();
+  return ({ slicerId, dir }) => {
+    const keeper = new LiveIndexKeeper(dir, describer);
+    let failed = false;
+    return {
+      progress: () => {
+        keeper.check().then(
+          () => (failed = false),
+          (err: unknown) => {
+            if (!failed) log.warn({ err, slicerId }, 'could not make the live window\'s index.m3u8 name its variant');
+            failed = true;
+          },
+        );
+      },
+    };
+  };
+};
 
 export interface RecordingConsumerDeps {
   mediaRoot: string;

@@ -1,20 +1,25 @@
 import type { PlaylineClient } from '../../../client/index.js';
 import type { App } from '../../../platform/http/types.js';
-import { liveWindowOf } from '../../../platform/media/live-window.test-support.js';
 import type { LiveLibrary, LiveWindow } from '../live-library.js';
 
 export type PlaybackClient = Pick<PlaylineClient, 'playback'>;
+
+const INDEX = '#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\nmedia_360p.m3u8\n';
 
 /** Live windows held in memory (no slicer, no files): a live event that is live at once. */
 export class MemoryLiveLibrary implements LiveLibrary {
   private readonly windows = new Map<string, LiveWindow>();
 
   put(owner: string, slicerId: string): void {
-    this.windows.set(`${owner}/${slicerId}`, { owner, slicerId, dir: this.dirOf(owner, slicerId), state: liveWindowOf({ msn: 1, complete: 1, open: 0, name: '360p' }) });
+    this.windows.set(`${owner}/${slicerId}`, { owner, slicerId, dir: this.dirOf(owner, slicerId), index: INDEX });
   }
 
   find(owner: string, slicerId: string): Promise<LiveWindow | undefined> {
     return Promise.resolve(this.windows.get(`${owner}/${slicerId}`));
+  }
+
+  playlist(owner: string, slicerId: string): Promise<string | undefined> {
+    return Promise.resolve(this.windows.has(`${owner}/${slicerId}`) ? '#EXTM3U\n#EXT-X-TARGETDURATION:2\n' : undefined);
   }
 
   dirOf(owner: string, slicerId: string): string {
