@@ -32,6 +32,8 @@ describe('Ctrl-C of playline serve while an upload is still sending', () => {
     // The first MiB, then the upload stalls mid-body, as a slow link does.
     await new Promise<void>((resolve) => upload.write(Buffer.alloc(1024 * 1024), () => resolve()));
     assert.ok(existsSync(join(dataDir, 'server.pid')), 'the running server holds the lock (its pid file)');
+    // The helper lets its children go unreferenced between its own waits: this wait holds the loop itself.
+    server.child.ref();
     const exited = once(server.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     server.child.kill('SIGINT');
     const [code] = await exited;

@@ -59,7 +59,11 @@ export const listenerSources: Record<ListenProtocol, (options: ListenerSourceOpt
     ristFrontSource({
       bindHost: options.bindHost, port: options.port, streamKey: options.admission.keyMaterial(), clock: options.clock,
       ...(options.ristLimits ? { limits: options.ristLimits } : {}),
-      onRefused: (refusal) => (refusal.reason === 'bad_key' ? options.admission.refused(refusal.remoteAddress) : options.onRefused(refusal)),
+      // Told once per address and reason: logged like every listener's refusal; a wrong key is the admission's too (counted, paused).
+      onRefused: (refusal) => {
+        options.onRefused(refusal);
+        if (refusal.reason === 'bad_key') options.admission.refused(refusal.remoteAddress);
+      },
     }),
 };
 
